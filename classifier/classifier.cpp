@@ -1,0 +1,241 @@
+#include "classifier.hpp"
+
+#include <bit>
+#include <cstring>
+
+namespace ovscls {
+namespace {
+
+const char* const kUnit1Range = "map bits beyond struct flow's 84 words";
+
+std::string validate_map(const MiniflowMap& map, uint32_t len) {
+    if (map.bits[1] >> kUnit1Bits) {
+        return kUnit1Range;
+    }
+    const uint32_t n = std::popcount(map.bits[0]) + std::popcount(map.bits[1]);
+    if (n > kMaxKeyValues) {
+        return std::to_string(n) + " blocks, more than a netdev_flow_key holds (" +
+               std::to_string(kMaxKeyValues) + ")";
+    }
+    if (len != sizeof(MiniflowMap) + n * sizeof(uint64_t)) {
+        return "length " + std::to_string(len) + " does not match its " + std::to_string(n) +
+               " blocks";
+    }
+    return "";
+}
+
+}  // namespace
+
+std::string validate_key(const FlowKey& key) {
+    // A packet key's len is not always computed (OVS leaves it 0 before
+    // lookup), so only its map is checked.
+    const uint32_t n = std::popcount(key.map.bits[0]) + std::popcount(key.map.bits[1]);
+    return validate_map(key.map, sizeof(MiniflowMap) + n * sizeof(uint64_t));
+}
+
+std::string validate_mask(const FlowKey& mask) {
+    std::string why = validate_map(mask.map, mask.len);
+    if (!why.empty()) {
+        return why;
+    }
+    const uint32_t n = std::popcount(mask.map.bits[0]) + std::popcount(mask.map.bits[1]);
+    for (uint32_t i = 0; i < n; i++) {
+        if (!mask.values[i]) {
+            return "block " + std::to_string(i) + " is zero (a mask holds only matched words)";
+        }
+    }
+    return "";
+}
+
+Classifier::Classifier(LookupRegistry& registry)
+    : registry_(registry), subtables_(reinterpret_cast<Pvector*>(ovsb_pvector_create())) {
+    registry_.attach(this);
+}
+
+Classifier::~Classifier() {
+    registry_.detach(this);
+    std::lock_guard lock(writer_);
+    for (const Rule* rule : rules_) {
+        Subtable* subtable = reinterpret_cast<Subtable*>(reinterpret_cast<char*>(rule->mask) -
+                                                         offsetof(Subtable, mask));
+        ovsb_subtable_remove(ovs(subtable), ovs(const_cast<Rule*>(rule)));
+        ovsb_rule_free_deferred(ovs(const_cast<Rule*>(rule)));
+    }
+    rules_.clear();
+    for (auto& [hash, state] : by_mask_) {
+        state.impl->use_count.fetch_sub(1, std::memory_order_relaxed);
+        ovsb_subtable_destroy_deferred(ovs(state.subtable), nullptr, nullptr);
+    }
+    by_mask_.clear();
+    ovsb_pvector_destroy(reinterpret_cast<pvector*>(subtables_));
+}
+
+void Classifier::probe(SubtableState& state) {
+    Subtable& s = *state.subtable;
+    const LookupRegistry::Choice choice =
+        registry_.best_for({s.u0_bits, s.u1_bits, ovs(state.subtable)});
+    if (choice.impl != state.impl) {
+        if (state.impl) {
+            state.impl->use_count.fetch_sub(1, std::memory_order_relaxed);
+        }
+        choice.impl->use_count.fetch_add(1, std::memory_order_relaxed);
+        state.impl = choice.impl;
+        s.lookup_func_info = choice.impl;
+    }
+    // Readers load the pointer atomically: they call the old or the new one.
+    s.lookup_func.store(choice.fn, std::memory_order_release);
+}
+
+Classifier::SubtableState* Classifier::find_or_create_subtable(const FlowKey& mask) {
+    auto [first, last] = by_mask_.equal_range(mask.hash);
+    for (auto it = first; it != last; ++it) {
+        if (ovsb_key_equal(ovs(&it->second.subtable->mask), ovs(&mask))) {
+            return &it->second;
+        }
+    }
+    Subtable* subtable = view(ovsb_subtable_create(ovs(&mask)));
+    auto it = by_mask_.emplace(mask.hash, SubtableState{subtable, nullptr});
+    probe(it->second);
+    // As dpcls_create_subtable(): new subtables go last, with no hits yet.
+    ovsb_pvector_insert(reinterpret_cast<pvector*>(subtables_), subtable, 0);
+    ovsb_pvector_publish(reinterpret_cast<pvector*>(subtables_));
+    return &it->second;
+}
+
+void Classifier::destroy_subtable(SubtableState* state) {
+    Subtable* subtable = state->subtable;
+    ovsb_pvector_remove(reinterpret_cast<pvector*>(subtables_), subtable);
+    ovsb_pvector_publish(reinterpret_cast<pvector*>(subtables_));
+    state->impl->use_count.fetch_sub(1, std::memory_order_relaxed);
+    auto [first, last] = by_mask_.equal_range(subtable->mask.hash);
+    for (auto it = first; it != last; ++it) {
+        if (it->second.subtable == subtable) {
+            by_mask_.erase(it);
+            break;
+        }
+    }
+    ovsb_subtable_destroy_deferred(ovs(subtable), nullptr, nullptr);
+}
+
+Status Classifier::insert(const FlowKey& mask, const uint64_t flow[], dpcls_rule** rule_out) {
+    if (std::string why = validate_mask(mask); !why.empty()) {
+        return Status::error("invalid mask: " + why);
+    }
+    std::lock_guard lock(writer_);
+    Rule* rule = view(ovsb_rule_alloc());
+    ovsb_key_init_masked(ovs(&rule->flow), flow, ovs(&mask));
+
+    SubtableState* state = find_or_create_subtable(mask);
+    if (ovsb_subtable_find(ovs(state->subtable), ovs(&rule->flow))) {
+        ovsb_rule_free(ovs(rule));
+        if (ovsb_subtable_count(ovs(state->subtable)) == 0) {
+            destroy_subtable(state);
+        }
+        return Status::error("duplicate rule: a rule with the same mask and key exists");
+    }
+    ovsb_subtable_insert(ovs(state->subtable), ovs(rule));
+    rules_.insert(rule);
+    if (rule_out) {
+        *rule_out = ovs(rule);
+    }
+    return Status::ok();
+}
+
+Status Classifier::remove(dpcls_rule* rule_) {
+    Rule* rule = view(rule_);
+    std::lock_guard lock(writer_);
+    if (!rule || !rules_.erase(rule)) {
+        return Status::error("rule not found: it is not in this classifier");
+    }
+    Subtable* subtable =
+        reinterpret_cast<Subtable*>(reinterpret_cast<char*>(rule->mask) - offsetof(Subtable, mask));
+    if (ovsb_subtable_remove(ovs(subtable), rule_) == 0) {
+        auto [first, last] = by_mask_.equal_range(subtable->mask.hash);
+        for (auto it = first; it != last; ++it) {
+            if (it->second.subtable == subtable) {
+                destroy_subtable(&it->second);
+                break;
+            }
+        }
+    }
+    ovsb_rule_free_deferred(rule_);
+    return Status::ok();
+}
+
+bool Classifier::lookup(const netdev_flow_key* keys[], size_t cnt, dpcls_rule** rules,
+                        int* num_lookups) const {
+    uint32_t keys_map = cnt >= kMaxBurst ? ~0u : (1u << cnt) - 1;
+    std::memset(rules, 0, cnt * sizeof *rules);
+
+    // Invalid miniflows would make a lookup read past the key: skip them.
+    for (uint32_t map = keys_map; map; map &= map - 1) {
+        const uint32_t i = std::countr_zero(map);
+        const FlowKey& key = *view(keys[i]);
+        const uint32_t n = std::popcount(key.map.bits[0]) + std::popcount(key.map.bits[1]);
+        if ((key.map.bits[1] >> kUnit1Bits) || n > kMaxKeyValues) [[unlikely]] {
+            keys_map &= ~(1u << i);
+            invalid_keys_.fetch_add(1, std::memory_order_relaxed);
+        }
+    }
+    const bool all_valid = std::popcount(keys_map) == static_cast<int>(cnt);
+
+    int lookups_match = 0;
+    int position = 1;
+    const PvectorImpl* impl = subtables_->impl.load(std::memory_order_acquire);
+    const size_t size = impl->size.load(std::memory_order_relaxed);
+    for (size_t s = 0; s < size && keys_map; s++, position++) {
+        auto* subtable = static_cast<dpcls_subtable*>(impl->vector[s].ptr);
+        ovsb_lookup_func fn = view(subtable)->lookup_func.load(std::memory_order_acquire);
+        const uint32_t found = fn(subtable, keys_map, keys, rules);
+        lookups_match += std::popcount(found) * position;
+        keys_map &= ~found;
+    }
+    if (num_lookups) {
+        *num_lookups = lookups_match;
+    }
+    return all_valid && !keys_map;
+}
+
+void Classifier::sort_subtables() {
+    std::lock_guard lock(writer_);
+    for (auto& [hash, state] : by_mask_) {
+        std::atomic_ref<uint32_t> hits(state.subtable->hit_cnt);
+        ovsb_pvector_change_priority(reinterpret_cast<pvector*>(subtables_), state.subtable,
+                                     static_cast<int>(hits.load(std::memory_order_relaxed)));
+        hits.store(0, std::memory_order_relaxed);
+    }
+    ovsb_pvector_publish(reinterpret_cast<pvector*>(subtables_));
+}
+
+uint32_t Classifier::reprobe() {
+    std::lock_guard lock(writer_);
+    uint32_t changed = 0;
+    for (auto& [hash, state] : by_mask_) {
+        const ovsb_lookup_func old = state.subtable->lookup_func.load(std::memory_order_relaxed);
+        probe(state);
+        changed += old != state.subtable->lookup_func.load(std::memory_order_relaxed);
+    }
+    return changed;
+}
+
+std::vector<Classifier::SubtableInfo> Classifier::subtables() const {
+    std::lock_guard lock(writer_);
+    std::vector<SubtableInfo> out;
+    const PvectorImpl* impl = subtables_->impl.load(std::memory_order_acquire);
+    const size_t size = impl->size.load(std::memory_order_relaxed);
+    for (size_t s = 0; s < size; s++) {
+        auto* subtable = static_cast<Subtable*>(impl->vector[s].ptr);
+        const auto* info = static_cast<const LookupImpl*>(subtable->lookup_func_info);
+        out.push_back({subtable->u0_bits, subtable->u1_bits, ovsb_subtable_count(ovs(subtable)),
+                       std::atomic_ref<uint32_t>(subtable->hit_cnt).load(std::memory_order_relaxed),
+                       info ? info->name : "", ovs(subtable)});
+    }
+    return out;
+}
+
+size_t Classifier::rule_count() const {
+    std::lock_guard lock(writer_);
+    return rules_.size();
+}
+
+}  // namespace ovscls

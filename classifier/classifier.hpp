@@ -1,0 +1,100 @@
+// classifier.hpp: a dpcls-compatible datapath classifier on Open vSwitch
+// 3.1's own structures.
+//
+// As OVS's dpcls (lib/dpif-netdev.c), one classifier serves one in_port:
+// - one subtable (struct dpcls_subtable) per distinct mask, holding its
+//   rules (struct dpcls_rule) in an OVS cmap under the masked-key hash;
+// - subtables in an OVS pvector, ranked by hits: sort_subtables() moves the
+//   subtables that matched most in the last interval to the front;
+// - lookup() of 1..32 keys tries the subtables in rank order and stops for a
+//   key at the first subtable with a matching rule (rules do not overlap).
+// - Each subtable's lookup function is chosen at creation by the registry's
+//   probe (registry.hpp) and swapped when priorities change.
+//
+// Concurrency: lookup() is the reader side.  It takes no lock and may run on
+// any number of threads while one writer at a time inserts, removes, sorts
+// or re-probes (writers serialize on an internal mutex).  Memory a reader
+// may still see (rules, subtables, pvector arrays) is freed only after an
+// OVS-RCU grace period, so reader threads must be known to OVS-RCU and
+// quiesce now and then (ovsb_rcu_quiesce()), as PMD threads do.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "layout.hpp"
+#include "registry.hpp"
+#include "status.hpp"
+
+namespace ovscls {
+
+// Why a key or mask is not a valid miniflow, or "" when it is.
+std::string validate_key(const FlowKey& key);
+std::string validate_mask(const FlowKey& mask);
+
+class Classifier {
+  public:
+    explicit Classifier(LookupRegistry& registry = LookupRegistry::global());
+    ~Classifier();  // no lookups may be running; frees all rules
+    Classifier(const Classifier&) = delete;
+    Classifier& operator=(const Classifier&) = delete;
+
+    // Inserts the rule matching `flow` (OVSCLS_FLOW_U64S words) under `mask`,
+    // creating the mask's subtable if needed.  Fails on an invalid mask or
+    // when a rule with the same mask and masked key is already present.
+    Status insert(const FlowKey& mask, const uint64_t flow[], dpcls_rule** rule_out = nullptr);
+
+    // Removes a rule returned by insert(); its memory is freed after an RCU
+    // grace period, and its subtable too when it was the last rule.
+    Status remove(dpcls_rule* rule);
+
+    // dpcls_lookup(): for each of keys[0..cnt) sets rules[i] to the matching
+    // rule or null.  Returns true when every key matched.  `num_lookups`, if
+    // not null, receives OVS's "subtable lookups per hit" numerator (sum over
+    // matched keys of the rank of the subtable that matched).  Keys that are
+    // not valid miniflows (validate_key) are not looked up: they miss and
+    // are counted in invalid_keys().  1 <= cnt <= 32.
+    bool lookup(const netdev_flow_key* keys[], size_t cnt, dpcls_rule** rules,
+                int* num_lookups = nullptr) const;
+
+    // dpcls_sort_subtable_vector(): rank subtables by hits since last call.
+    void sort_subtables();
+
+    // Re-probes every subtable's implementation; returns how many changed.
+    uint32_t reprobe();
+
+    struct SubtableInfo {
+        uint32_t u0, u1;
+        size_t rules;
+        uint32_t hits;  // in the current ranking interval
+        std::string impl;
+        const dpcls_subtable* subtable;
+    };
+    // Subtables in rank order (writer side).
+    std::vector<SubtableInfo> subtables() const;
+    size_t rule_count() const;
+    uint64_t invalid_keys() const { return invalid_keys_.load(std::memory_order_relaxed); }
+
+  private:
+    struct SubtableState {
+        Subtable* subtable;
+        LookupImpl* impl;
+    };
+    SubtableState* find_or_create_subtable(const FlowKey& mask);
+    void destroy_subtable(SubtableState* state);
+    void probe(SubtableState& state);
+
+    LookupRegistry& registry_;
+    Pvector* subtables_;  // OVS pvector of Subtable*, read by lookup()
+    mutable std::mutex writer_;
+    // Writer-side indexes: subtables by mask hash, and the live rules.
+    std::unordered_multimap<uint32_t, SubtableState> by_mask_;
+    std::unordered_set<const Rule*> rules_;
+    mutable std::atomic<uint64_t> invalid_keys_{0};
+};
+
+}  // namespace ovscls

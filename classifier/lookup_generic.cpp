@@ -1,0 +1,14 @@
+// `generic`: the lookup algorithm with block counts read at run time.
+#include "lookup.hpp"
+#include "lookups.hpp"
+
+namespace ovscls {
+
+uint32_t lookup_generic(dpcls_subtable* subtable, uint32_t keys_map, const netdev_flow_key* keys[],
+                        dpcls_rule** rules) {
+    return lookup_impl<RuntimeCounts>(subtable, keys_map, keys, rules);
+}
+
+ovsb_lookup_func generic_probe(const ProbeContext&) { return lookup_generic; }
+
+}  // namespace ovscls

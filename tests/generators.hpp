@@ -1,0 +1,116 @@
+// generators.hpp: random masks, rules and keys for the differential tests.
+//
+// Masks have an exact fingerprint (u0 blocks in unit 0, u1 in unit 1, at any
+// of struct flow's words) and mask values like real ones: all ones, prefixes
+// (IP prefixes), single fields inside a word, or random bits.  Keys are made
+// to hit a rule, to miss, to lack some of the mask's words (absent = 0), and
+// to carry words the mask does not match.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "layout.hpp"
+#include "reference.hpp"
+
+namespace ovscls::test {
+
+class Gen {
+  public:
+    explicit Gen(uint64_t seed) : rng_(seed) {}
+
+    uint64_t u64() { return rng_(); }
+    uint32_t below(uint32_t n) { return static_cast<uint32_t>(rng_() % n); }
+    bool chance(uint32_t percent) { return below(100) < percent; }
+
+    // `count` distinct bits out of the low `width` bits.
+    uint64_t bits(uint32_t count, uint32_t width) {
+        uint64_t out = 0;
+        while (static_cast<uint32_t>(std::popcount(out)) < count) {
+            out |= uint64_t{1} << below(width);
+        }
+        return out;
+    }
+
+    // A mask value as real megaflows have them.
+    uint64_t mask_value() {
+        switch (below(5)) {
+            case 0:
+                return ~uint64_t{0};
+            case 1:
+                return ~uint64_t{0} << below(64);  // prefix
+            case 2:
+                return uint64_t{0xffff} << (16 * below(4));  // a 16-bit field
+            case 3:
+                return uint64_t{0xffffffff} << (32 * below(2));  // a 32-bit field
+            default: {
+                uint64_t v = u64() & u64();
+                return v ? v : 1;
+            }
+        }
+    }
+
+    // A random mask with fingerprint (u0, u1), built as
+    // dpif-netdev's netdev_flow_mask_init would (hash and len included).
+    FlowKey mask(uint32_t u0, uint32_t u1) {
+        const uint64_t map[2] = {bits(u0, 64), bits(u1, kUnit1Bits)};
+        std::vector<uint64_t> values(u0 + u1);
+        for (auto& v : values) {
+            v = mask_value();
+        }
+        FlowKey mask{};
+        ovsb_mask_init_raw(ovs(&mask), map, values.data(), values.size());
+        return mask;
+    }
+
+    // A random full flow; with some probability words are zero, so that
+    // rules with zero-valued blocks exist (keys lacking that word hit them).
+    FullFlow flow() {
+        FullFlow f{};
+        for (auto& w : f) {
+            w = chance(20) ? 0 : u64();
+        }
+        return f;
+    }
+
+    // A packet key over `flow` whose map is `mask`'s map, minus some words
+    // (when `lack`) and plus some others (when `extra`).
+    FlowKey key(const FullFlow& flow, const FlowKey& mask, bool lack, bool extra) {
+        uint64_t map[2] = {mask.map.bits[0], mask.map.bits[1]};
+        if (lack) {
+            for (int unit = 0; unit < 2; unit++) {
+                for (uint64_t b = map[unit]; b; b &= b - 1) {
+                    if (chance(30)) {
+                        map[unit] &= ~(b & -b);
+                    }
+                }
+            }
+        }
+        if (extra) {
+            map[0] |= bits(1 + below(8), 64);
+            map[1] |= bits(below(4), kUnit1Bits);
+        }
+        // A packet key holds at most kMaxKeyValues words.
+        while (std::popcount(map[0]) + std::popcount(map[1]) > static_cast<int>(kMaxKeyValues)) {
+            map[0] &= map[0] - 1;
+        }
+        FlowKey key{};
+        key.map.bits[0] = map[0];
+        key.map.bits[1] = map[1];
+        uint32_t n = 0;
+        for (int unit = 0; unit < 2; unit++) {
+            for (uint64_t b = map[unit]; b; b &= b - 1) {
+                key.values[n++] = flow[unit * 64 + std::countr_zero(b)];
+            }
+        }
+        key.len = static_cast<uint32_t>(sizeof(MiniflowMap) + n * 8);
+        return key;
+    }
+
+  private:
+    std::mt19937_64 rng_;
+};
+
+}  // namespace ovscls::test

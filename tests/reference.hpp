@@ -1,0 +1,64 @@
+// reference.hpp: a brute-force classifier, independent of OVS and of the
+// lookups under test.  A rule is a full-width mask and masked value over all
+// of struct flow's words; a key is expanded to a full flow (words absent
+// from its miniflow are zero, as in OVS) and compared with every rule.
+#pragma once
+
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <vector>
+
+#include "layout.hpp"
+
+namespace ovscls::test {
+
+using FullFlow = std::array<uint64_t, kFlowU64s>;
+
+// A miniflow's words placed back at their struct flow positions.
+inline FullFlow expand(const MiniflowMap& map, const uint64_t* values) {
+    FullFlow flow{};
+    size_t v = 0;
+    for (int unit = 0; unit < 2; unit++) {
+        for (uint64_t bits = map.bits[unit]; bits; bits &= bits - 1) {
+            flow[unit * 64 + std::countr_zero(bits)] = values[v++];
+        }
+    }
+    return flow;
+}
+inline FullFlow expand(const FlowKey& key) { return expand(key.map, key.values); }
+
+class ReferenceClassifier {
+  public:
+    void add(const FlowKey& mask, const FlowKey& rule_key, const void* rule) {
+        entries_.push_back({expand(mask), expand(rule_key), rule});
+    }
+    void remove(const void* rule) {
+        std::erase_if(entries_, [rule](const Entry& e) { return e.rule == rule; });
+    }
+    // Every rule the key matches.
+    std::vector<const void*> matches(const FlowKey& key) const {
+        const FullFlow flow = expand(key);
+        std::vector<const void*> out;
+        for (const Entry& e : entries_) {
+            bool match = true;
+            for (size_t w = 0; w < kFlowU64s && match; w++) {
+                match = (flow[w] & e.mask[w]) == e.value[w];
+            }
+            if (match) {
+                out.push_back(e.rule);
+            }
+        }
+        return out;
+    }
+    size_t size() const { return entries_.size(); }
+
+  private:
+    struct Entry {
+        FullFlow mask, value;
+        const void* rule;
+    };
+    std::vector<Entry> entries_;
+};
+
+}  // namespace ovscls::test
