@@ -15,8 +15,10 @@
 // any number of threads while one writer at a time inserts, removes, sorts
 // or re-probes (writers serialize on an internal mutex).  Memory a reader
 // may still see (rules, subtables, pvector arrays) is freed only after an
-// OVS-RCU grace period, so reader threads must be known to OVS-RCU and
-// quiesce now and then (ovsb_rcu_quiesce()), as PMD threads do.
+// OVS-RCU grace period, so reader threads must be OVS threads
+// (ovsb_thread_create(), as PMD threads are) and quiesce now and then
+// (ovsb_rcu_quiesce()).  With readers OVS-RCU does not know of, memory is
+// freed under them.
 #pragma once
 
 #include <cstdint>

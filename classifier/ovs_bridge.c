@@ -22,6 +22,7 @@
 #include "odp-util.h"
 #include "openvswitch/ofpbuf.h"
 #include "ovs-rcu.h"
+#include "ovs-thread.h"
 #include "packets.h"
 #include "pvector.h"
 #include "util.h"
@@ -435,7 +436,38 @@ ovsb_pvector_publish(struct pvector *pvec)
     pvector_publish(pvec);
 }
 
-/* ---- OVS-RCU. ---- */
+/* ---- OVS threads and OVS-RCU. ---- */
+
+struct ovsb_thread {
+    pthread_t thread;
+    void (*fn)(void *);
+    void *aux;
+};
+
+static void *
+ovsb_thread_main(void *thread_)
+{
+    struct ovsb_thread *thread = thread_;
+    thread->fn(thread->aux);
+    return NULL;
+}
+
+ovsb_thread *
+ovsb_thread_create(const char *name, void (*fn)(void *), void *aux)
+{
+    struct ovsb_thread *thread = xmalloc(sizeof *thread);
+    thread->fn = fn;
+    thread->aux = aux;
+    thread->thread = ovs_thread_create(name, ovsb_thread_main, thread);
+    return thread;
+}
+
+void
+ovsb_thread_join(ovsb_thread *thread)
+{
+    xpthread_join(thread->thread, NULL);
+    free(thread);
+}
 
 void
 ovsb_rcu_postpone(void (*cb)(void *), void *aux)

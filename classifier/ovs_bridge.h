@@ -128,7 +128,18 @@ void ovsb_pvector_remove(struct pvector *, void *ptr);
 void ovsb_pvector_change_priority(struct pvector *, void *ptr, int priority);
 void ovsb_pvector_publish(struct pvector *);
 
-/* ---- OVS-RCU. ---- */
+/* ---- OVS-RCU. ----
+ *
+ * Reader threads must be OVS threads, as PMD threads are: OVS-RCU treats a
+ * process in which ovs_thread_create() was never called as single-threaded
+ * and runs postponed frees at the next quiescent point of the writer, with
+ * no grace period for readers it does not know of. */
+typedef struct ovsb_thread ovsb_thread;
+/* ovs_thread_create(): starts 'fn(aux)' on a new OVS thread. */
+ovsb_thread *ovsb_thread_create(const char *name, void (*fn)(void *), void *aux);
+/* Waits for the thread to end and frees the handle. */
+void ovsb_thread_join(ovsb_thread *);
+
 void ovsb_rcu_postpone(void (*cb)(void *), void *aux);
 void ovsb_rcu_quiesce(void);
 void ovsb_rcu_quiesce_start(void);
