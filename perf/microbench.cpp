@@ -1,0 +1,212 @@
+// microbench: one subtable lookup over 32-packet bursts, in TSC ticks per
+// packet, for OVS 3.1's own lookups and this project's, side by side.
+//
+// For every subtable case (subtable_cases.hpp) x {1, 1000, 100000} rules x
+// {all hit, all miss}, each implementation looks up the same bursts of the
+// same subtable.  Google Benchmark repeats every measurement and, with
+// --benchmark_enable_random_interleaving, interleaves the repetitions of all
+// implementations so that drift on a shared machine spreads over all of
+// them; perf/table.py turns the medians into the comparison table.
+//
+// Implementations:
+//   ovs_generic_runtime  OVS's generic with run-time block counts
+//   ovs_generic          OVS's generic as its probe picks it: specialized for
+//                        its eight fingerprints, run-time otherwise (ratio base)
+//   ovs_avx512_gather    OVS's AVX512 gather (SSE4.2 build, AVX512F+BMI2 CPU)
+//   generic, specialized this project's registry entries
+#include <benchmark/benchmark.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+
+#include "lookups.hpp"
+#include "registry.hpp"
+#include "subtable_cases.hpp"
+
+namespace ovscls::perf {
+namespace {
+
+constexpr size_t kPoolBursts = 256;  // bursts cycled through per measurement
+
+struct Workload {
+    dpcls_subtable* subtable;
+    std::vector<dpcls_rule*> rules;
+    std::vector<FlowKey> keys;  // kPoolBursts * 32
+    std::vector<const netdev_flow_key*> key_ptrs;
+};
+
+FlowKey packet_key(const MiniflowMap& map, const std::vector<uint64_t>& flow) {
+    FlowKey key{};
+    key.map = map;
+    uint32_t n = 0;
+    for (int unit = 0; unit < 2; unit++) {
+        for (uint64_t b = map.bits[unit]; b; b &= b - 1) {
+            key.values[n++] = flow[unit * 64 + std::countr_zero(b)];
+        }
+    }
+    key.len = static_cast<uint32_t>(sizeof(MiniflowMap) + n * 8);
+    return key;
+}
+
+// Full-width mask: the mask's values at their struct flow words.
+std::vector<uint64_t> full_mask(const FlowKey& mask) {
+    std::vector<uint64_t> m(kFlowU64s, 0);
+    uint32_t n = 0;
+    for (int unit = 0; unit < 2; unit++) {
+        for (uint64_t b = mask.map.bits[unit]; b; b &= b - 1) {
+            m[unit * 64 + std::countr_zero(b)] = mask.values[n++];
+        }
+    }
+    return m;
+}
+
+std::unique_ptr<Workload> build(const MaskCase& c, size_t n_rules, bool hit) {
+    auto w = std::make_unique<Workload>();
+    std::mt19937_64 rng(n_rules * 31 + c.u0 * 7 + c.u1);
+    const std::vector<uint64_t> m = full_mask(c.mask);
+    auto random_flow = [&] {
+        std::vector<uint64_t> f = c.base_flow;
+        for (size_t i = 0; i < kFlowU64s; i++) {
+            // Outside the mask: the frame's value with some noise; inside:
+            // random, so that rules differ.
+            f[i] = (f[i] & m[i]) ^ (rng() & m[i]) ^ (rng() & ~m[i] & 0xffff);
+        }
+        return f;
+    };
+    w->subtable = ovsb_subtable_create(ovs(&c.mask));
+    std::vector<std::vector<uint64_t>> flows;
+    while (w->rules.size() < n_rules) {
+        std::vector<uint64_t> f = random_flow();
+        dpcls_rule* rule = ovsb_rule_alloc();
+        ovsb_key_init_masked(ovs(&view(rule)->flow), f.data(), ovs(&c.mask));
+        if (ovsb_subtable_find(w->subtable, ovs(&view(rule)->flow))) {
+            ovsb_rule_free(rule);
+            if (flows.size() > 1000 * n_rules) break;  // mask too narrow
+            continue;
+        }
+        ovsb_subtable_insert(w->subtable, rule);
+        w->rules.push_back(rule);
+        flows.push_back(std::move(f));
+    }
+    // Keys: hits drawn from the rules, misses from fresh random flows.
+    const ovsb_lookup_func truth = ovsb_ovs_generic_probe(c.u0, c.u1);
+    for (size_t b = 0; b < kPoolBursts; b++) {
+        for (size_t i = 0; i < kMaxBurst; i++) {
+            std::vector<uint64_t> f = hit ? flows[rng() % flows.size()] : random_flow();
+            if (hit) {  // vary the words the mask ignores
+                for (size_t k = 0; k < kFlowU64s; k++) f[k] ^= rng() & ~m[k] & 0xff00;
+            }
+            w->keys.push_back(packet_key(c.packet_map, f));
+        }
+    }
+    for (const FlowKey& k : w->keys) w->key_ptrs.push_back(ovs(&k));
+    // The workload is what it claims: every key hits, or every key misses.
+    for (size_t b = 0; b < kPoolBursts; b++) {
+        dpcls_rule* rules[kMaxBurst];
+        const uint32_t found = truth(w->subtable, ~0u, &w->key_ptrs[b * kMaxBurst], rules);
+        if (found != (hit ? ~0u : 0u)) {
+            std::fprintf(stderr, "workload %s/%zu/%s: burst %zu found %08x\n", c.name.c_str(),
+                         n_rules, hit ? "hit" : "miss", b, found);
+            std::exit(1);
+        }
+    }
+    view(w->subtable)->hit_cnt = 0;
+    return w;
+}
+
+// One Google Benchmark iteration looks up kWindowBursts bursts and is timed
+// with the TSC on its own; a repetition reports the median window.  On a
+// shared machine a window that the hypervisor or another task interrupted
+// is an outlier, and the median ignores it where a total would not.
+constexpr size_t kWindowBursts = 8;
+
+void run(benchmark::State& state, Workload* w, ovsb_lookup_func fn) {
+    dpcls_rule* rules[kMaxBurst];
+    // Warm up: every burst of the pool once, so caches hold what a
+    // steady-state PMD thread would hold.
+    for (size_t b = 0; b < kPoolBursts; b++) {
+        benchmark::DoNotOptimize(fn(w->subtable, ~0u, &w->key_ptrs[b * kMaxBurst], rules));
+    }
+    std::vector<uint64_t> windows;
+    windows.reserve(1 << 16);
+    size_t burst = 0;
+    for (auto _ : state) {
+        const uint64_t start = __rdtsc();
+        for (size_t i = 0; i < kWindowBursts; i++) {
+            const uint32_t found = fn(w->subtable, ~0u, &w->key_ptrs[burst * kMaxBurst], rules);
+            benchmark::DoNotOptimize(found);
+            benchmark::DoNotOptimize(rules);
+            burst = (burst + 1) % kPoolBursts;
+        }
+        windows.push_back(__rdtsc() - start);
+    }
+    std::nth_element(windows.begin(), windows.begin() + windows.size() / 2, windows.end());
+    state.counters["ticks_per_pkt"] = static_cast<double>(windows[windows.size() / 2]) /
+                                      static_cast<double>(kWindowBursts * kMaxBurst);
+}
+
+}  // namespace
+}  // namespace ovscls::perf
+
+int main(int argc, char** argv) {
+    using namespace ovscls;
+    using namespace ovscls::perf;
+    std::string corpus = CORPUS_FILE;
+    std::vector<size_t> rule_counts = {1, 1000, 100000};
+    int repetitions = 9;
+    for (int i = 1; i < argc; i++) {
+        if (!std::strcmp(argv[i], "--quick")) {  // CI smoke run
+            rule_counts = {1, 1000};
+            repetitions = 3;
+        }
+    }
+    // OVS's eight, the ones it leaves to run-time generic, and a few of ours.
+    const std::vector<std::pair<uint32_t, uint32_t>> wanted = {
+        {9, 4}, {9, 1}, {8, 1}, {5, 3}, {5, 2}, {5, 1}, {4, 1}, {4, 0}, {5, 0}, {4, 2}, {4, 3}};
+    std::vector<MaskCase> cases = load_mask_cases(corpus, wanted);
+
+    static std::vector<std::unique_ptr<Workload>> workloads;
+    LookupRegistry& registry = LookupRegistry::global();
+    for (const MaskCase& c : cases) {
+        for (size_t n_rules : rule_counts) {
+            for (bool hit : {true, false}) {
+                workloads.push_back(build(c, n_rules, hit));
+                Workload* w = workloads.back().get();
+                const ProbeContext ctx{c.u0, c.u1, w->subtable};
+                std::vector<std::pair<std::string, ovsb_lookup_func>> impls = {
+                    {"ovs_generic_runtime", ovsb_ovs_generic_runtime()},
+                    {"ovs_generic", ovsb_ovs_generic_probe(c.u0, c.u1)},
+                    {"ovs_avx512_gather", ovsb_ovs_avx512_gather_probe(c.u0, c.u1)},
+                };
+                for (size_t i = 0; i < registry.size(); i++) {
+                    impls.push_back({registry.at(i).name, registry.at(i).probe(ctx)});
+                }
+                char name[256];
+                for (auto& [impl, fn] : impls) {
+                    if (!fn) continue;
+                    std::snprintf(name, sizeof name, "%u,%u/%s/%zu/%s/%s", c.u0, c.u1,
+                                  c.synthetic ? "synthetic" : "real", w->rules.size(),
+                                  hit ? "hit" : "miss", impl.c_str());
+                    benchmark::RegisterBenchmark(name, run, w, fn)
+                        ->Repetitions(repetitions)
+                        ->ReportAggregatesOnly(true)
+                        ->MinTime(0.01);
+                }
+            }
+        }
+    }
+    for (const MaskCase& c : cases) {
+        std::fprintf(stderr, "case (%u,%u) %s: %s\n", c.u0, c.u1,
+                     c.synthetic ? "synthetic mask" : "real megaflow", c.name.c_str());
+    }
+    benchmark::Initialize(&argc, argv);
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs every test: the GoogleTest suites against both OVS build flavours
+# (sse42: CRC32 hash, the default; debian: Debian's flags, mhash), the
+# concurrency test under ThreadSanitizer, and a short microbenchmark smoke
+# run.  Installs its own packages (scripts/install-deps.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+
+passed=0
+failed=0
+run_ctest() {  # run_ctest BUILD_DIR [ctest args]
+    local dir=$1
+    shift
+    local log
+    log=$(mktemp)
+    if (cd "$dir" && ctest --output-on-failure "$@") | tee "$log"; then :; fi
+    # "100% tests passed, 0 tests failed out of 6"
+    local line total bad
+    line=$(grep -E 'tests passed, [0-9]+ tests? failed out of' "$log" || echo "0 failed out of 0")
+    total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")
+    bad=$(sed -E 's/.*, ([0-9]+) tests? failed.*/\1/' <<<"$line")
+    [ "$total" -gt 0 ] || bad=1
+    passed=$((passed + total - bad))
+    failed=$((failed + bad))
+    rm -f "$log"
+}
+
+for flavour in sse42 debian; do
+    echo "=== tests against the OVS '$flavour' flavour"
+    scripts/build.sh "$flavour"
+    run_ctest "build/$flavour"
+done
+
+echo "=== concurrency test under ThreadSanitizer"
+scripts/build.sh tsan --target concurrency_test
+export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1"
+run_ctest build/tsan -R concurrency_test
+
+echo "=== microbenchmark smoke run (one fingerprint)"
+if build/sse42/perf/microbench --quick --benchmark_filter='^4,1/real/1000/' \
+    --benchmark_min_time=0.001 >/dev/null; then
+    passed=$((passed + 1))
+else
+    echo "microbench smoke run failed" >&2
+    failed=$((failed + 1))
+fi
+
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
