@@ -56,6 +56,8 @@
 
 #include <bit>
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "hash.hpp"
 #include "layout.hpp"
@@ -69,13 +71,20 @@ namespace ovscls {
 struct RuntimeCounts {
     static uint32_t u0(const Subtable& s) { return s.u0_bits; }
     static uint32_t u1(const Subtable& s) { return s.u1_bits; }
+    static uint32_t n(const Subtable& s) { return s.u0_bits + s.u1_bits; }
 };
 
-// Block counts fixed at compile time.
+// Block counts fixed at compile time, as types: loops over them are
+// expanded by for_each_block(), not left to the optimizer's unrolling
+// heuristics (GCC 12 at -O2 keeps a 4-trip loop a loop).
+template <uint32_t N>
+using Count = std::integral_constant<uint32_t, N>;
+
 template <uint32_t U0, uint32_t U1>
 struct SpecializedCounts {
-    static constexpr uint32_t u0(const Subtable&) { return U0; }
-    static constexpr uint32_t u1(const Subtable&) { return U1; }
+    static constexpr Count<U0> u0(const Subtable&) { return {}; }
+    static constexpr Count<U1> u1(const Subtable&) { return {}; }
+    static constexpr Count<U0 + U1> n(const Subtable&) { return {}; }
 };
 
 // Per-thread scratch for the flattened blocks of one burst: room for any
@@ -87,13 +96,27 @@ inline uint64_t* lookup_scratch() {
 
 namespace detail {
 
+// Calls f(b) for b = 0 .. count-1: straight-line code when `count` is a
+// compile-time Count<N>, a loop when it is a run-time number.
+template <class N, class F>
+[[gnu::always_inline]] inline void for_each_block(N count, F&& f) {
+    if constexpr (requires { N::value; }) {
+        [&]<uint32_t... B>(std::integer_sequence<uint32_t, B...>) { (f(B), ...); }
+        (std::make_integer_sequence<uint32_t, N::value>{});
+    } else {
+        for (uint32_t b = 0; b < count; b++) {
+            f(b);
+        }
+    }
+}
+
 // Step 1 for one unit: flatten `count` blocks and fold them into `hash`.
-template <class Count>
+template <class N>
 [[gnu::always_inline]] inline uint32_t flatten_unit(const uint64_t* pkt_values, uint64_t pkt_map,
                                                     const uint64_t* tbl_values,
                                                     const uint64_t* mf_masks, uint64_t* blocks,
-                                                    Count count, uint32_t hash) {
-    for (uint32_t b = 0; b < count; b++) {
+                                                    N count, uint32_t hash) {
+    for_each_block(count, [&](uint32_t b) [[gnu::always_inline]] {
         const uint64_t below = mf_masks[b];
         const uint32_t idx = std::popcount(below & pkt_map);
         // All ones when the key has this block, else zero.
@@ -103,17 +126,16 @@ template <class Count>
         const uint64_t block = pkt_values[idx] & tbl_values[b] & present;
         blocks[b] = block;
         hash = hash::add64(hash, block);
-    }
+    });
     return hash;
 }
 
 // Step 4: a rule's key against the flattened blocks.
-template <class Count>
-[[gnu::always_inline]] inline bool rule_matches(const Rule& rule, const uint64_t* blocks, Count n) {
+template <class N>
+[[gnu::always_inline]] inline bool rule_matches(const Rule& rule, const uint64_t* blocks, N n) {
     uint64_t diff = 0;
-    for (uint32_t b = 0; b < n; b++) {
-        diff |= blocks[b] ^ rule.flow.values[b];
-    }
+    for_each_block(
+        n, [&](uint32_t b) [[gnu::always_inline]] { diff |= blocks[b] ^ rule.flow.values[b]; });
     return diff == 0;
 }
 
@@ -126,7 +148,7 @@ template <class Counts>
     Subtable& subtable = *view(subtable_);
     const auto u0 = Counts::u0(subtable);
     const auto u1 = Counts::u1(subtable);
-    const auto n = u0 + u1;
+    const auto n = Counts::n(subtable);
     const uint64_t* tbl = subtable.mask.values;
     const uint64_t* mf_masks = subtable.mf_masks;
     uint64_t* scratch = lookup_scratch();
