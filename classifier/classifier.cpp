@@ -56,9 +56,7 @@ Classifier::~Classifier() {
     registry_.detach(this);
     std::lock_guard lock(writer_);
     for (const Rule* rule : rules_) {
-        Subtable* subtable = reinterpret_cast<Subtable*>(reinterpret_cast<char*>(rule->mask) -
-                                                         offsetof(Subtable, mask));
-        ovsb_subtable_remove(ovs(subtable), ovs(const_cast<Rule*>(rule)));
+        ovsb_subtable_remove(ovs(subtable_of(rule)), ovs(const_cast<Rule*>(rule)));
         ovsb_rule_free_deferred(ovs(const_cast<Rule*>(rule)));
     }
     rules_.clear();
@@ -102,14 +100,13 @@ Classifier::SubtableState* Classifier::find_or_create_subtable(const FlowKey& ma
     return &it->second;
 }
 
-void Classifier::destroy_subtable(SubtableState* state) {
-    Subtable* subtable = state->subtable;
+void Classifier::destroy_subtable(Subtable* subtable) {
     ovsb_pvector_remove(reinterpret_cast<pvector*>(subtables_), subtable);
     ovsb_pvector_publish(reinterpret_cast<pvector*>(subtables_));
-    state->impl->use_count.fetch_sub(1, std::memory_order_relaxed);
     auto [first, last] = by_mask_.equal_range(subtable->mask.hash);
     for (auto it = first; it != last; ++it) {
         if (it->second.subtable == subtable) {
+            it->second.impl->use_count.fetch_sub(1, std::memory_order_relaxed);
             by_mask_.erase(it);
             break;
         }
@@ -129,7 +126,7 @@ Status Classifier::insert(const FlowKey& mask, const uint64_t flow[], dpcls_rule
     if (ovsb_subtable_find(ovs(state->subtable), ovs(&rule->flow))) {
         ovsb_rule_free(ovs(rule));
         if (ovsb_subtable_count(ovs(state->subtable)) == 0) {
-            destroy_subtable(state);
+            destroy_subtable(state->subtable);
         }
         return Status::error("duplicate rule: a rule with the same mask and key exists");
     }
@@ -147,16 +144,9 @@ Status Classifier::remove(dpcls_rule* rule_) {
     if (!rule || !rules_.erase(rule)) {
         return Status::error("rule not found: it is not in this classifier");
     }
-    Subtable* subtable =
-        reinterpret_cast<Subtable*>(reinterpret_cast<char*>(rule->mask) - offsetof(Subtable, mask));
+    Subtable* subtable = subtable_of(rule);
     if (ovsb_subtable_remove(ovs(subtable), rule_) == 0) {
-        auto [first, last] = by_mask_.equal_range(subtable->mask.hash);
-        for (auto it = first; it != last; ++it) {
-            if (it->second.subtable == subtable) {
-                destroy_subtable(&it->second);
-                break;
-            }
-        }
+        destroy_subtable(subtable);
     }
     ovsb_rule_free_deferred(rule_);
     return Status::ok();

@@ -87,7 +87,7 @@ class Classifier {
         LookupImpl* impl;
     };
     SubtableState* find_or_create_subtable(const FlowKey& mask);
-    void destroy_subtable(SubtableState* state);
+    void destroy_subtable(Subtable* subtable);
     void probe(SubtableState& state);
 
     LookupRegistry& registry_;

@@ -120,6 +120,11 @@ inline const netdev_flow_key* ovs(const FlowKey* k) {
 }
 inline dpcls_subtable* ovs(Subtable* s) { return reinterpret_cast<dpcls_subtable*>(s); }
 inline dpcls_rule* ovs(Rule* r) { return reinterpret_cast<dpcls_rule*>(r); }
+// The subtable a rule is filed in: rule->mask points at its mask member.
+inline Subtable* subtable_of(const Rule* rule) {
+    return reinterpret_cast<Subtable*>(reinterpret_cast<char*>(rule->mask) -
+                                       offsetof(Subtable, mask));
+}
 inline Rule* rule_of(const CmapNode* node) {
     // cmap_node is the first member of dpcls_rule.
     return reinterpret_cast<Rule*>(const_cast<CmapNode*>(node));

@@ -26,6 +26,7 @@
 #include <random>
 
 #include "lookups.hpp"
+#include "miniflow.hpp"
 #include "registry.hpp"
 #include "subtable_cases.hpp"
 
@@ -41,35 +42,10 @@ struct Workload {
     std::vector<const netdev_flow_key*> key_ptrs;
 };
 
-FlowKey packet_key(const MiniflowMap& map, const std::vector<uint64_t>& flow) {
-    FlowKey key{};
-    key.map = map;
-    uint32_t n = 0;
-    for (int unit = 0; unit < 2; unit++) {
-        for (uint64_t b = map.bits[unit]; b; b &= b - 1) {
-            key.values[n++] = flow[unit * 64 + std::countr_zero(b)];
-        }
-    }
-    key.len = static_cast<uint32_t>(sizeof(MiniflowMap) + n * 8);
-    return key;
-}
-
-// Full-width mask: the mask's values at their struct flow words.
-std::vector<uint64_t> full_mask(const FlowKey& mask) {
-    std::vector<uint64_t> m(kFlowU64s, 0);
-    uint32_t n = 0;
-    for (int unit = 0; unit < 2; unit++) {
-        for (uint64_t b = mask.map.bits[unit]; b; b &= b - 1) {
-            m[unit * 64 + std::countr_zero(b)] = mask.values[n++];
-        }
-    }
-    return m;
-}
-
 std::unique_ptr<Workload> build(const MaskCase& c, size_t n_rules, bool hit) {
     auto w = std::make_unique<Workload>();
     std::mt19937_64 rng(n_rules * 31 + c.u0 * 7 + c.u1);
-    const std::vector<uint64_t> m = full_mask(c.mask);
+    const FullFlow m = expand(c.mask);
     auto random_flow = [&] {
         std::vector<uint64_t> f = c.base_flow;
         for (size_t i = 0; i < kFlowU64s; i++) {
@@ -102,7 +78,7 @@ std::unique_ptr<Workload> build(const MaskCase& c, size_t n_rules, bool hit) {
             if (hit) {  // vary the words the mask ignores
                 for (size_t k = 0; k < kFlowU64s; k++) f[k] ^= rng() & ~m[k] & 0xff00;
             }
-            w->keys.push_back(packet_key(c.packet_map, f));
+            w->keys.push_back(make_key(c.packet_map, f.data()));
         }
     }
     for (const FlowKey& k : w->keys) w->key_ptrs.push_back(ovs(&k));

@@ -96,17 +96,7 @@ class Gen {
         while (std::popcount(map[0]) + std::popcount(map[1]) > static_cast<int>(kMaxKeyValues)) {
             map[0] &= map[0] - 1;
         }
-        FlowKey key{};
-        key.map.bits[0] = map[0];
-        key.map.bits[1] = map[1];
-        uint32_t n = 0;
-        for (int unit = 0; unit < 2; unit++) {
-            for (uint64_t b = map[unit]; b; b &= b - 1) {
-                key.values[n++] = flow[unit * 64 + std::countr_zero(b)];
-            }
-        }
-        key.len = static_cast<uint32_t>(sizeof(MiniflowMap) + n * 8);
-        return key;
+        return make_key({{map[0], map[1]}}, flow.data());
     }
 
   private:

@@ -10,23 +10,12 @@
 #include <vector>
 
 #include "layout.hpp"
+#include "miniflow.hpp"
 
 namespace ovscls::test {
 
-using FullFlow = std::array<uint64_t, kFlowU64s>;
-
-// A miniflow's words placed back at their struct flow positions.
-inline FullFlow expand(const MiniflowMap& map, const uint64_t* values) {
-    FullFlow flow{};
-    size_t v = 0;
-    for (int unit = 0; unit < 2; unit++) {
-        for (uint64_t bits = map.bits[unit]; bits; bits &= bits - 1) {
-            flow[unit * 64 + std::countr_zero(bits)] = values[v++];
-        }
-    }
-    return flow;
-}
-inline FullFlow expand(const FlowKey& key) { return expand(key.map, key.values); }
+using ovscls::expand;
+using ovscls::FullFlow;
 
 class ReferenceClassifier {
   public:
