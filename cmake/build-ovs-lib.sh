@@ -30,9 +30,10 @@ case "$flavour" in
     sse42-tsan) cflags="-g -O1 -msse4.2 -mpopcnt -fsanitize=thread" ;;
     *) echo "build-ovs-lib.sh: unknown flavour '$flavour' (want sse42, debian or sse42-tsan)" >&2; exit 2 ;;
 esac
-# Features the classifier does not need are switched off so that linking
-# libopenvswitch.a needs only libc, libm, libpthread and librt.
-configure_args=(--disable-ssl --disable-libcapng --disable-unbound --without-dpdk)
+# Features the classifier does not need are switched off.  What configure
+# still detects (libunbound, libunwind when installed) is linked through
+# the LIBS line of OVS's own Makefile, saved below as ovs-libs.txt.
+configure_args=(--disable-ssl --disable-libcapng --without-dpdk)
 
 if [ ! -r "$tarball" ]; then
     echo "build-ovs-lib.sh: $tarball not found; install Debian's openvswitch-source" >&2
