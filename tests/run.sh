@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test: the GoogleTest suites against both OVS build flavours
 # (sse42: CRC32 hash, the default; debian: Debian's flags, mhash), the
-# concurrency test under ThreadSanitizer, and a short microbenchmark smoke
-# run.  Installs its own packages (scripts/install-deps.sh).
+# concurrency test under ThreadSanitizer, a short microbenchmark smoke run,
+# and ovs-vswitchd with the plugin built in (tests/vswitchd/run.sh: OVS's
+# own testsuite subsets and the project's end-to-end tests).  Installs its
+# own packages (scripts/install-deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -43,6 +45,13 @@ if build/sse42/perf/microbench --quick --benchmark_filter='^4,1/real/1000/' \
     passed=$((passed + 1))
 else
     echo "microbench smoke run failed" >&2
+    failed=$((failed + 1))
+fi
+
+echo "=== ovs-vswitchd with the plugin (patched build, OVS testsuite, project tests)"
+if tests/vswitchd/run.sh; then
+    passed=$((passed + 1))
+else
     failed=$((failed + 1))
 fi
 

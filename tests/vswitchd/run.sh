@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# ovs-vswitchd with the plugin built in:
+#   1. builds it with patches/build-ovs.sh in two configurations:
+#      plugin-default (the plugin's lookups are the defaults) and
+#      autovalidator (OVS checks every registered lookup, the plugin's
+#      included, against its generic on every lookup); each build is cached
+#      outside the clone, keyed by the patches, the plugin sources and the
+#      build script, in $OVS_BUILD_CACHE (default /var/cache/ovs-dpcls-plugin);
+#   2. runs OVS's own testsuite subsets in both: dpif-netdev.at and pmd.at
+#      (tests 1041-1079 of 3.1.0) and the "ofproto-dpif megaflow" tests
+#      (1154, 1269-1296), printing each summary line;
+#   3. runs vswitchd_test.sh against the plugin-default build.
+# Prints "N passed, N failed" over the three suites' results.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+top=$PWD
+cache=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
+suites="1041-1079 1154 1269-1296"
+
+key=$( (cat patches/series patches/*.patch patches/build-ovs.sh CMakeLists.txt \
+    classifier/lookup*.cpp classifier/*.hpp classifier/ovs_abi.h classifier/ovs_bridge.h \
+    classifier/fingerprints.def plugin/*.cpp) | sha256sum | cut -c1-16)
+
+passed=0
+failed=0
+for config in plugin-default autovalidator; do
+    prefix="$cache/ovs-patched-$config-$key"
+    if [ ! -f "$prefix/.built" ]; then
+        rm -rf "$prefix"
+        if ! patches/build-ovs.sh --prefix "$prefix" "--$config"; then
+            echo "vswitchd: building the $config configuration failed"
+            failed=$((failed + 1))
+            continue
+        fi
+        touch "$prefix/.built"
+    fi
+    echo "=== OVS testsuite ($config): tests $suites"
+    log="$prefix/testsuite.log"
+    # shellcheck disable=SC2086 # the test ranges are separate words
+    make -C "$prefix/src" -j"$(nproc)" check TESTSUITEFLAGS="-j$(nproc) $suites" >"$log" 2>&1
+    # autotest ends with "All N tests were successful." (and how many were
+    # skipped), or "ERROR: All N tests were run, / M failed unexpectedly."
+    summary=$(grep -E 'tests were successful|tests were run|failed unexpectedly|tests were skipped' "$log" | head -3)
+    echo "${summary:-no testsuite summary; see $log}"
+    if grep -q 'tests were successful' <<<"$summary" && ! grep -q 'failed' <<<"$summary"; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        sed -n '/^## Summary of the failures/,$p' "$prefix/src/tests/testsuite.log" 2>/dev/null | head -30
+    fi
+done
+
+echo "=== project tests of the patched ovs-vswitchd"
+prefix="$cache/ovs-patched-plugin-default-$key"
+if [ -f "$prefix/.built" ] && tests/vswitchd/vswitchd_test.sh "$prefix"; then
+    passed=$((passed + 1))
+else
+    failed=$((failed + 1))
+fi
+echo "vswitchd suites: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

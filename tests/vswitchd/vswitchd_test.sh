@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# The patched ovs-vswitchd, end to end, on OVS's dummy datapath:
+#
+#   tests/vswitchd/vswitchd_test.sh OVS_PREFIX
+#
+# OVS_PREFIX is a patches/build-ovs.sh --plugin-default install.  Starts a
+# private ovsdb-server and ovs-vswitchd (netdev-dummy ports: two polled by a
+# PMD thread, one by the main thread), adds OpenFlow rules that create
+# megaflows of several masks, injects packets with netdev-dummy/receive and
+# checks where they went; then switches lookup implementations with
+# subtable-lookup-prio-set while packets keep flowing and checks the
+# forwarding, subtable-lookup-info-get and subtable-show again; and feeds
+# prio-set bad input.  OVS's own testsuite never sends traffic after a
+# prio-set.  Prints "N passed, N failed"; exits non-zero on any failure.
+set -uo pipefail
+
+prefix=${1:?usage: vswitchd_test.sh OVS_PREFIX}
+prefix=$(cd "$prefix" && pwd)
+export PATH="$prefix/bin:$prefix/sbin:$PATH"
+work=$(mktemp -d /tmp/vswitchd-test.XXXXXX)
+export OVS_RUNDIR=$work OVS_LOGDIR=$work OVS_DBDIR=$work OVS_SYSCONFDIR=$work
+export OVS_PKGDATADIR=$prefix/share/openvswitch
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok - $1"; }
+not_ok() { failed=$((failed + 1)); echo "not ok - $1"; [ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/    /'; }
+check() {  # check NAME COMMAND...: passes when the command succeeds
+    local name=$1
+    shift
+    local out
+    if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$out"; fi
+}
+
+cleanup() {
+    for d in ovs-vswitchd ovsdb-server; do
+        [ -f "$work/$d.pid" ] && kill "$(cat "$work/$d.pid")" 2>/dev/null
+    done
+    sleep 0.5
+    if [ "$failed" -gt 0 ]; then
+        echo "logs kept in $work"
+    else
+        rm -rf "$work"
+    fi
+}
+trap cleanup EXIT
+
+# ---- start ----
+ovsdb-tool create "$work/conf.db" "$OVS_PKGDATADIR/vswitch.ovsschema" >/dev/null
+ovsdb-server "$work/conf.db" --detach --no-chdir --pidfile --log-file \
+    --remote=punix:"$work/db.sock" 2>"$work/ovsdb-server.stderr"
+ovs-vsctl --no-wait init
+# EMC off, so that repeated packets go through dpcls, not the exact-match cache.
+ovs-vsctl --no-wait set Open_vSwitch . other_config:emc-insert-inv-prob=0
+ovs-vswitchd --enable-dummy --disable-system --disable-system-route --dummy-numa 0,0 \
+    --detach --no-chdir --pidfile --log-file 2>"$work/ovs-vswitchd.stderr"
+ovs-vsctl add-br br0 -- set bridge br0 datapath-type=dummy fail-mode=secure \
+    other-config:hwaddr=aa:55:aa:55:00:00 \
+    -- add-port br0 p1 -- set interface p1 type=dummy-pmd ofport_request=1 \
+    -- add-port br0 p2 -- set interface p2 type=dummy-pmd ofport_request=2 \
+    -- add-port br0 p3 -- set interface p3 type=dummy ofport_request=3 \
+    -- add-port br0 p4 -- set interface p4 type=dummy ofport_request=4
+
+# Rules of several masks.  From p1 (PMD thread): IPv4 by nw_dst prefix, UDP by
+# tp_dst, exact 5-tuple; from p3 (main thread): by eth_dst.
+ovs-ofctl add-flows br0 - <<'FLOWS'
+priority=300,in_port=1,tcp,nw_src=10.0.0.1,nw_dst=10.9.9.9,tp_src=1000,tp_dst=80,actions=output:4
+priority=200,in_port=1,udp,tp_dst=53,actions=output:2
+priority=100,in_port=1,ip,nw_dst=10.1.0.0/16,actions=output:2
+priority=100,in_port=1,ip,nw_dst=10.2.0.0/16,actions=output:4
+priority=50,in_port=3,dl_dst=52:54:00:00:00:02,actions=output:2
+priority=0,actions=drop
+FLOWS
+
+tx() { ovs-vsctl get interface "$1" statistics:tx_packets; }
+
+pkt_udp53='in_port(1),eth(src=52:54:00:00:00:01,dst=52:54:00:00:00:02),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.5.5.5,proto=17,tos=0,ttl=64,frag=no),udp(src=999,dst=53)'
+pkt_net1='in_port(1),eth(src=52:54:00:00:00:01,dst=52:54:00:00:00:02),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.1.2.3,proto=17,tos=0,ttl=64,frag=no),udp(src=999,dst=4000)'
+pkt_net2='in_port(1),eth(src=52:54:00:00:00:01,dst=52:54:00:00:00:02),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.2.2.3,proto=17,tos=0,ttl=64,frag=no),udp(src=999,dst=4000)'
+pkt_5tuple='in_port(1),eth(src=52:54:00:00:00:01,dst=52:54:00:00:00:02),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.9.9.9,proto=6,tos=0,ttl=64,frag=no),tcp(src=1000,dst=80)'
+pkt_miss='in_port(1),eth(src=52:54:00:00:00:01,dst=52:54:00:00:00:02),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.3.3.3,proto=17,tos=0,ttl=64,frag=no),udp(src=999,dst=4000)'
+pkt_p3='in_port(3),eth(src=52:54:00:00:00:09,dst=52:54:00:00:00:02),eth_type(0x0806),arp(sip=10.0.0.9,tip=10.0.0.2,op=1,sha=52:54:00:00:00:09,tha=00:00:00:00:00:00)'
+
+# send ROUNDS: each round one packet of each kind; expected per round:
+# p2 += 3 (udp53, net1, p3), p4 += 2 (net2, 5-tuple).
+send() {
+    for ((r = 0; r < $1; r++)); do
+        ovs-appctl netdev-dummy/receive p1 "$pkt_udp53" "$pkt_net1" "$pkt_net2" \
+            "$pkt_5tuple" "$pkt_miss" >/dev/null
+        ovs-appctl netdev-dummy/receive p3 "$pkt_p3" >/dev/null
+    done
+}
+# expect_tx P2 P4: waits (up to 5 s) for the tx counters to reach them.
+expect_tx() {
+    local i
+    for ((i = 0; i < 50; i++)); do
+        [ "$(tx p2)" -eq "$1" ] && [ "$(tx p4)" -eq "$2" ] && return 0
+        sleep 0.1
+    done
+    echo "p2 tx $(tx p2) (want $1), p4 tx $(tx p4) (want $2)"
+    return 1
+}
+
+# ---- forwarding with the plugin's lookups as defaults ----
+send 10
+check "forwarding, plugin defaults: every packet where its rule sends it" expect_tx 30 20
+
+info=$(ovs-appctl dpif-netdev/subtable-lookup-info-get)
+check "info-get lists specialized at priority 3" grep -q '  specialized (Use count: [1-9][0-9]*, Priority: 3)' <<<"$info"
+check "info-get lists runtime at priority 2" grep -q '  runtime (Use count: [0-9]*, Priority: 2)' <<<"$info"
+
+show=$(ovs-appctl dpif-netdev/subtable-show)
+check "subtable-show lists the PMD thread's subtables" grep -q '^pmd thread numa_id 0 core_id' <<<"$show"
+check "subtable-show lists the main thread's subtables" grep -q '^main thread' <<<"$show"
+check "subtable-show names the lookup and the masked fields" \
+    grep -Eq '^    \([0-9]+,[0-9]+\) lookup (specialized|runtime), rules [0-9]+, hits [0-9]+: .*recirc_id' <<<"$show"
+check "subtable-show shows the nw_dst prefix mask (OVS's field name ip_dst)" \
+    grep -q 'ip_dst/255.255.0.0' <<<"$show"
+check "subtable-show summarizes fingerprints" grep -Eq '^  \([0-9]+,[0-9]+\): hits [0-9]+, subtables [0-9]+, lookup ' <<<"$show"
+check "rules of several masks made at least three subtables" \
+    test "$(grep -cE '^    \(' <<<"$show")" -ge 3
+
+# ---- switching implementations while packets flow ----
+impls=$(sed -n 's/^  \([a-z0-9_]*\) (Use count.*/\1/p' <<<"$info" | grep -v autovalidator)
+send_in_background() {
+    (for ((i = 0; i < 20; i++)); do send 1; done) &
+    sender=$!
+}
+p2=30
+p4=20
+for impl in $impls generic specialized; do
+    send_in_background
+    reply=$(ovs-appctl dpif-netdev/subtable-lookup-prio-set "$impl" 200 2>&1)
+    check "prio-set $impl 200 replies with what changed" \
+        grep -Eq '^Lookup priority change affected [0-9]+ dpcls ports and [0-9]+ subtables.$' <<<"$reply"
+    wait "$sender"
+    p2=$((p2 + 60))
+    p4=$((p4 + 40))
+    check "forwarding while switching to $impl: nothing lost, nothing misrouted" expect_tx $p2 $p4
+    show=$(ovs-appctl dpif-netdev/subtable-show)
+    if [ "$impl" = specialized ]; then
+        want='lookup (specialized|runtime)'  # specialized declines unlisted fingerprints
+    else
+        want="lookup $impl"
+    fi
+    check "after prio-set $impl every subtable of every thread uses it" \
+        bash -c "! grep -E '^    \(' <<<\"\$1\" | grep -Evq \"$want\"" _ "$show"
+    ovs-appctl dpif-netdev/subtable-lookup-prio-set "$impl" 0 >/dev/null
+done
+
+# The main thread's subtables are re-probed too (OVS 3.1 skipped them).
+reply=$(ovs-appctl dpif-netdev/subtable-lookup-prio-set generic 250)
+main_lookups=$(ovs-appctl dpif-netdev/subtable-show | sed -n '/^main thread/,/^pmd\|^fingerprints/p' | grep -E '^    \(')
+check "prio-set re-probes the main thread's subtables" \
+    bash -c "[ -n \"\$1\" ] && ! grep -vq 'lookup generic' <<<\"\$1\"" _ "$main_lookups"
+
+# ---- bad input: a clear reply, and the switch keeps forwarding ----
+err=$(ovs-appctl dpif-netdev/subtable-lookup-prio-set nosuch 5 2>&1)
+check "prio-set of an unknown name says so and lists the names" \
+    grep -q "subtable lookup function 'nosuch' not found; available: autovalidator generic" <<<"$err"
+for bad in 256 -1 abc 3x ""; do
+    err=$(ovs-appctl dpif-netdev/subtable-lookup-prio-set generic "$bad" 2>&1)
+    check "prio-set priority '$bad' is refused" grep -q 'error converting priority, use integer in range 0-255' <<<"$err"
+done
+check "a refused priority changes nothing" \
+    grep -q '  generic (Use count: [0-9]*, Priority: 250)' <<<"$(ovs-appctl dpif-netdev/subtable-lookup-info-get)"
+err=$(ovs-appctl dpif-netdev/subtable-show -pmd x 2>&1)
+check "subtable-show with a bad core id says so" grep -q 'invalid pmd core id' <<<"$err"
+err=$(ovs-appctl dpif-netdev/subtable-show nosuchdp 2>&1)
+check "subtable-show with an unknown datapath says so" grep -q 'please specify an existing datapath' <<<"$err"
+send 5
+check "forwarding after bad input" expect_tx $((p2 + 15)) $((p4 + 10))
+check "ovs-vswitchd is still running" kill -0 "$(cat "$work/ovs-vswitchd.pid")"
+check "no lookup mismatch or crash in the log" \
+    bash -c "! grep -E 'matches_good|EMER|Assertion|ERR\|' '$work/ovs-vswitchd.log'"
+
+echo "vswitchd: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
