@@ -1,11 +1,9 @@
 #!/usr/bin/env bash
 # ovs-vswitchd with the plugin built in:
-#   1. builds it with patches/build-ovs.sh in two configurations:
-#      plugin-default (the plugin's lookups are the defaults) and
-#      autovalidator (OVS checks every registered lookup, the plugin's
-#      included, against its generic on every lookup); each build is cached
-#      outside the clone, keyed by the patches, the plugin sources and the
-#      build script, in $OVS_BUILD_CACHE (default /var/cache/ovs-dpcls-plugin);
+#   1. builds it in two configurations (patches/cached-build.sh: once, then
+#      cached outside the clone): plugin-default (the plugin's lookups are
+#      the defaults) and autovalidator (OVS checks every registered lookup,
+#      the plugin's included, against its generic on every lookup);
 #   2. runs OVS's own testsuite subsets in both: dpif-netdev.at and pmd.at
 #      (tests 1041-1079 of 3.1.0) and the "ofproto-dpif megaflow" tests
 #      (1154, 1269-1296), printing each summary line;
@@ -13,27 +11,18 @@
 # Prints "N passed, N failed" over the three suites' results.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-top=$PWD
-cache=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
 suites="1041-1079 1154 1269-1296"
-
-key=$( (cat patches/series patches/*.patch patches/build-ovs.sh CMakeLists.txt \
-    classifier/lookup*.cpp classifier/*.hpp classifier/ovs_abi.h classifier/ovs_bridge.h \
-    classifier/fingerprints.def plugin/*.cpp) | sha256sum | cut -c1-16)
 
 passed=0
 failed=0
+declare -A prefixes
 for config in plugin-default autovalidator; do
-    prefix="$cache/ovs-patched-$config-$key"
-    if [ ! -f "$prefix/.built" ]; then
-        rm -rf "$prefix"
-        if ! patches/build-ovs.sh --prefix "$prefix" "--$config"; then
-            echo "vswitchd: building the $config configuration failed"
-            failed=$((failed + 1))
-            continue
-        fi
-        touch "$prefix/.built"
+    if ! prefix=$(patches/cached-build.sh "--$config" | tail -1); then
+        echo "vswitchd: building the $config configuration failed"
+        failed=$((failed + 1))
+        continue
     fi
+    prefixes[$config]=$prefix
     echo "=== OVS testsuite ($config): tests $suites"
     log="$prefix/testsuite.log"
     # shellcheck disable=SC2086 # the test ranges are separate words
@@ -51,8 +40,8 @@ for config in plugin-default autovalidator; do
 done
 
 echo "=== project tests of the patched ovs-vswitchd"
-prefix="$cache/ovs-patched-plugin-default-$key"
-if [ -f "$prefix/.built" ] && tests/vswitchd/vswitchd_test.sh "$prefix"; then
+prefix=${prefixes[plugin-default]:-}
+if [ -n "$prefix" ] && tests/vswitchd/vswitchd_test.sh "$prefix"; then
     passed=$((passed + 1))
 else
     failed=$((failed + 1))

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds the patched OVS once per configuration and reuses it afterwards:
+#
+#   patches/cached-build.sh [build-ovs.sh options but --prefix]
+#
+# The build goes to $OVS_BUILD_CACHE (default /var/cache/ovs-dpcls-plugin),
+# in a folder named by the options and a key over everything that goes into
+# it (the patches, build-ovs.sh, the plugin and lookup sources), so a change
+# to any of them builds anew.  Prints the prefix on its last line.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cache=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
+key=$( (cat patches/series patches/*.patch patches/build-ovs.sh CMakeLists.txt \
+    classifier/lookup*.cpp classifier/*.hpp classifier/ovs_abi.h classifier/ovs_bridge.h \
+    classifier/fingerprints.def plugin/*.cpp) | sha256sum | cut -c1-16)
+name=$(printf '%s' "$*" | tr -c 'a-z0-9' '-' | sed 's/--*/-/g; s/^-//; s/-$//')
+prefix="$cache/ovs-patched-${name:-stock}-$key"
+if [ ! -f "$prefix/.built" ]; then
+    rm -rf "$prefix"
+    patches/build-ovs.sh --prefix "$prefix" "$@" >&2
+    touch "$prefix/.built"
+fi
+echo "$prefix"

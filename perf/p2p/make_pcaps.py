@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Traffic for the phy-to-phy benchmark: pcap files of minimum-size frames.
+
+    make_pcaps.py OUT_DIR
+
+Writes OUT_DIR/<kind>-<flows>.pcap for every kind below and 1, 1000 and
+100000 distinct flows (one frame per flow, flows in a shuffled order so
+consecutive frames differ).  Each file ends with one ARP reply: a rule that
+matches it (arp_op=2) turns OVS 3.1's "simple match" off for the port, so
+the other frames reach dpcls (see shared/design/ovs-dpdk-p2p-facts.md).
+
+Kinds (Ethernet frames of 64 bytes with FCS, i.e. 60 bytes in the pcap,
+except IPv6/TCP, whose headers alone need 74):
+  eth       Ethernet only (EtherType 0x88b5, local experimental); flows by
+            source MAC
+  ipv4      Ethernet/IPv4 (protocol 253, experimental); flows by nw_dst
+  udp       Ethernet/IPv4/UDP; flows by nw_dst and UDP ports
+  ipv6tcp   Ethernet/IPv6/TCP; flows by IPv6 dst and TCP ports
+  vlan      802.1Q VID 100, IPv4/UDP; flows by nw_dst and UDP ports
+  mix       the above, interleaved
+Flow i of every IPv4 kind goes to 10.(i>>16 & 0xff).(i>>8 & 0xff).(i & 0xff)
++ 16.0.0.0, so nw_dst prefixes of the rules generator select known shares.
+"""
+import os
+import random
+import struct
+import sys
+
+SRC_MAC = bytes.fromhex("525400000001")
+DST_MAC = bytes.fromhex("525400000002")
+MIN_FRAME = 60  # without the 4-byte FCS
+
+
+def checksum(data: bytes) -> int:
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def eth(ethertype: int, src: bytes = SRC_MAC, vlan: int = -1) -> bytes:
+    hdr = DST_MAC + src
+    if vlan >= 0:
+        hdr += struct.pack("!HH", 0x8100, vlan)
+    return hdr + struct.pack("!H", ethertype)
+
+
+def ipv4(proto: int, dst: int, payload: bytes) -> bytes:
+    hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(payload), 0, 0x4000, 64, proto, 0,
+                      bytes([10, 0, 0, 1]), dst.to_bytes(4, "big"))
+    hdr = hdr[:10] + struct.pack("!H", checksum(hdr)) + hdr[12:]
+    return hdr + payload
+
+
+def udp(sport: int, dport: int, length: int) -> bytes:
+    return struct.pack("!HHHH", sport, dport, 8 + length, 0) + bytes(length)
+
+
+def ipv6_tcp(dst_low: int, sport: int, dport: int) -> bytes:
+    tcp = struct.pack("!HHIIBBHHH", sport, dport, 1, 0, 0x50, 0x10, 8192, 0, 0)
+    src = bytes.fromhex("20010db8000000000000000000000001")
+    dst = bytes.fromhex("20010db8000100000000") + dst_low.to_bytes(6, "big")
+    return struct.pack("!IHBB", 0x60000000, len(tcp), 6, 64) + src + dst + tcp
+
+
+def pad(frame: bytes) -> bytes:
+    return frame + bytes(max(0, MIN_FRAME - len(frame)))
+
+
+def flow_dst(i: int) -> int:
+    return (16 << 24) + (i & 0xFFFFFF)
+
+
+def frame(kind: str, i: int) -> bytes:
+    if kind == "eth":
+        return pad(eth(0x88B5, src=bytes([0x52, 0x54, 0x01]) + (i & 0xFFFFFF).to_bytes(3, "big")))
+    if kind == "ipv4":
+        return pad(eth(0x0800) + ipv4(253, flow_dst(i), bytes(0)))
+    if kind == "udp":
+        return pad(eth(0x0800) + ipv4(17, flow_dst(i), udp(1024 + (i % 50000), 5000, 18)))
+    if kind == "ipv6tcp":
+        return pad(eth(0x86DD) + ipv6_tcp(i, 1024 + (i % 50000), 80))
+    if kind == "vlan":
+        return pad(eth(0x0800, vlan=100) + ipv4(17, flow_dst(i), udp(1024 + (i % 50000), 5000, 14)))
+    raise ValueError(kind)
+
+
+def arp_reply() -> bytes:
+    arp = struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, 2, SRC_MAC, bytes([10, 0, 0, 1]),
+                      DST_MAC, bytes([10, 0, 0, 2]))
+    return pad(eth(0x0806) + arp)
+
+
+def write_pcap(path: str, frames) -> None:
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for n, fr in enumerate(frames):
+            f.write(struct.pack("<IIII", n // 1000000, n % 1000000, len(fr), len(fr)))
+            f.write(fr)
+
+
+KINDS = ["eth", "ipv4", "udp", "ipv6tcp", "vlan"]
+FLOWS = [1, 1000, 100000]
+
+
+def main(out: str) -> None:
+    os.makedirs(out, exist_ok=True)
+    rng = random.Random(7)
+    for flows in FLOWS:
+        order = list(range(flows))
+        rng.shuffle(order)
+        for kind in KINDS + ["mix"]:
+            if kind == "mix":
+                frames = [frame(KINDS[n % len(KINDS)], i) for n, i in enumerate(order)]
+            else:
+                frames = [frame(kind, i) for i in order]
+            write_pcap(os.path.join(out, f"{kind}-{flows}.pcap"), frames + [arp_reply()])
+    print(f"wrote {len(FLOWS) * (len(KINDS) + 1)} pcaps to {out}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(sys.argv[1])
