@@ -112,6 +112,7 @@ check "info-get lists runtime at priority 2" grep -q '  runtime (Use count: [0-9
 show=$(ovs-appctl dpif-netdev/subtable-show)
 check "subtable-show lists the PMD thread's subtables" grep -q '^pmd thread numa_id 0 core_id' <<<"$show"
 check "subtable-show lists the main thread's subtables" grep -q '^main thread' <<<"$show"
+check "subtable-show names the in_port" grep -Eq '^  in_port [0-9]+ \(p1\): [0-9]+ subtables' <<<"$show"
 check "subtable-show names the lookup and the masked fields" \
     grep -Eq '^    \([0-9]+,[0-9]+\) lookup (specialized|runtime), rules [0-9]+, hits [0-9]+: .*recirc_id' <<<"$show"
 check "subtable-show shows the nw_dst prefix mask (OVS's field name ip_dst)" \

@@ -1,0 +1,348 @@
+#!/usr/bin/env python3
+"""Phy-to-phy forwarding benchmark of dpcls lookups on OVS-DPDK.
+
+    p2p.py --ovs PREFIX --pcaps DIR --out DIR [--window S] [--rounds N]
+           [--scenarios a,b,c,d] [--flows N]
+
+PREFIX is a `patches/build-ovs.sh --dpdk` install.  No NICs are needed:
+DPDK's pcap PMD replays a pcap file in a loop as port dpdk0's receive side
+and drops what dpdk1 transmits (shared/design/ovs-dpdk-p2p-facts.md).
+
+For each scenario the lookup implementations are switched live with
+`ovs-appctl dpif-netdev/subtable-lookup-prio-set` in alternating windows
+(A B C A B C ...), so that drift spreads over all of them.  Per window:
+Mpps and cycles/packet of the PMD thread, megaflow hits and subtable
+lookups per hit, from `dpif-netdev/pmd-perf-show`, and the PMD thread's
+own CPU time from /proc, to flag windows in which it was descheduled.
+
+Everything started is stopped and everything changed is restored (daemons
+by pid, the hugetlbfs mount, nr_hugepages), also on errors and Ctrl-C.
+"""
+import argparse
+import contextlib
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+HUGEPAGES = 1024  # 2 MB pages: 2 GB for dpdk-socket-mem
+NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.prefix = os.path.abspath(args.ovs)
+        self.work = os.path.abspath(os.path.join(args.out, "run"))
+        self.env = dict(os.environ)
+        self.env["PATH"] = f"{self.prefix}/bin:{self.prefix}/sbin:" + self.env["PATH"]
+        for var in ("OVS_RUNDIR", "OVS_LOGDIR", "OVS_DBDIR", "OVS_SYSCONFDIR"):
+            self.env[var] = self.work
+        self.undo = []  # cleanup actions, run in reverse order
+        self.huge = True
+
+    # ---- processes ----
+    def run(self, *cmd, check=True):
+        res = subprocess.run(cmd, env=self.env, capture_output=True, text=True)
+        if check and res.returncode:
+            raise RuntimeError(f"{' '.join(cmd)}: {res.stderr.strip() or res.stdout.strip()}")
+        return res.stdout
+
+    def appctl(self, *args):
+        return self.run("ovs-appctl", *args)
+
+    def vsctl(self, *args):
+        return self.run("ovs-vsctl", "--timeout=30", *args)
+
+    def ofctl(self, *args):
+        return self.run("ovs-ofctl", *args)
+
+    # ---- setup and teardown ----
+    def hugepages(self):
+        with open(NR_HUGEPAGES) as f:
+            before = int(f.read())
+        mnt = os.path.join(self.work, "huge")
+        os.makedirs(mnt, exist_ok=True)
+        try:
+            if before < HUGEPAGES:
+                with open(NR_HUGEPAGES, "w") as f:
+                    f.write(str(HUGEPAGES))
+                self.undo.append(lambda: open(NR_HUGEPAGES, "w").write(str(before)))
+            with open(NR_HUGEPAGES) as f:
+                got = int(f.read())
+            if got < HUGEPAGES:
+                raise RuntimeError(f"only {got} of {HUGEPAGES} 2 MB hugepages could be reserved")
+            subprocess.run(["mount", "-t", "hugetlbfs", "-o", "pagesize=2M", "nodev", mnt],
+                           check=True, capture_output=True)
+            self.undo.append(lambda: subprocess.run(["umount", mnt], capture_output=True))
+            return mnt
+        except (OSError, RuntimeError, subprocess.CalledProcessError) as e:
+            print(f"p2p: no hugepages ({e}); running DPDK with --no-huge --legacy-mem, "
+                  "which is ~13% slower: compare ratios, not absolute rates", file=sys.stderr)
+            self.huge = False
+            return None
+
+    def start(self):
+        os.makedirs(self.work, exist_ok=True)
+        huge_dir = self.hugepages()
+        db = os.path.join(self.work, "conf.db")
+        if os.path.exists(db):
+            os.remove(db)
+        self.run("ovsdb-tool", "create", db, f"{self.prefix}/share/openvswitch/vswitch.ovsschema")
+        self.run("ovsdb-server", db, "--detach", "--no-chdir", "--pidfile", "--log-file",
+                 f"--remote=punix:{self.work}/db.sock")
+        self.undo.append(lambda: self.kill("ovsdb-server"))
+        self.vsctl("--no-wait", "init")
+        extra = "--no-pci --file-prefix=ovscls-p2p"
+        oc = {"dpdk-init": "true", "pmd-cpu-mask": "0x2", "emc-insert-inv-prob": "0",
+              "smc-enable": "false", "pmd-perf-metrics": "true"}
+        if huge_dir:
+            extra += f" --huge-dir={huge_dir}"
+            oc["dpdk-socket-mem"] = "2048"
+        else:
+            extra += " --no-huge --legacy-mem"
+        oc["dpdk-extra"] = extra
+        self.vsctl("--no-wait", "set", "Open_vSwitch", ".",
+                   *[f'other_config:{k}="{v}"' for k, v in oc.items()])
+        # The main thread on core 0, the PMD thread on core 1 (pmd-cpu-mask).
+        self.run("taskset", "-c", "0", "ovs-vswitchd", "--detach", "--no-chdir", "--pidfile",
+                 "--log-file", "--mlockall")
+        self.undo.append(lambda: self.kill("ovs-vswitchd"))
+        for _ in range(120):
+            if self.run("ovs-vsctl", "get", "Open_vSwitch", ".", "dpdk_initialized",
+                        check=False).strip() == "true":
+                break
+            time.sleep(0.5)
+        else:
+            raise RuntimeError("DPDK did not initialize; see " + self.work + "/ovs-vswitchd.log")
+        self.vsctl("add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev",
+                   "fail-mode=secure")
+
+    def kill(self, daemon):
+        pidfile = os.path.join(self.work, f"{daemon}.pid")
+        with contextlib.suppress(OSError, ValueError):
+            pid = int(open(pidfile).read())
+            os.kill(pid, signal.SIGTERM)
+            for _ in range(100):
+                os.kill(pid, 0)
+                time.sleep(0.1)
+            os.kill(pid, signal.SIGKILL)
+
+    def stop(self):
+        while self.undo:
+            with contextlib.suppress(Exception):
+                self.undo.pop()()
+
+    # ---- ports and traffic ----
+    def set_traffic(self, pcap, serial):
+        """(Re)adds the two ports: dpdk0 replays `pcap` forever, dpdk1
+        receives nothing (an empty pcap) and drops what it transmits.  A new
+        vdev name per change, since DPDK hot-plugs by name."""
+        empty = os.path.join(self.work, "empty.pcap")
+        with open(empty, "wb") as f:  # a pcap header, no packets
+            f.write(bytes.fromhex("d4c3b2a1020004000000000000000000ffff000001000000"))
+        for port in ("dpdk0", "dpdk1"):
+            self.run("ovs-vsctl", "--if-exists", "del-port", "br0", port, check=False)
+        for port, ofport, rx, loop in (("dpdk0", 1, pcap, ",infinite_rx=1"),
+                                       ("dpdk1", 2, empty, "")):
+            self.vsctl("add-port", "br0", port, "--", "set", "Interface", port, "type=dpdk",
+                       f"ofport_request={ofport}",
+                       f"options:dpdk-devargs=net_pcap{serial}{ofport - 1},rx_pcap={rx}{loop}")
+        self.appctl("revalidator/purge")
+
+    def set_flows(self, flows):
+        path = os.path.join(self.work, "flows.txt")
+        with open(path, "w") as f:
+            f.write("\n".join(flows) + "\n")
+        self.ofctl("del-flows", "br0")
+        self.ofctl("add-flows", "br0", path)
+        self.appctl("revalidator/purge")
+
+    # ---- measurement ----
+    def pmd_tid(self):
+        pid = int(open(os.path.join(self.work, "ovs-vswitchd.pid")).read())
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                if f.read().startswith("pmd"):
+                    return pid, int(tid)
+        raise RuntimeError("no PMD thread")
+
+    def cpu_seconds(self, pid, tid):
+        with open(f"/proc/{pid}/task/{tid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def window(self, seconds):
+        pid, tid = self.pmd_tid()
+        self.appctl("dpif-netdev/pmd-stats-clear")
+        c0, t0 = self.cpu_seconds(pid, tid), time.monotonic()
+        time.sleep(seconds)
+        text = self.appctl("dpif-netdev/pmd-perf-show")
+        c1, t1 = self.cpu_seconds(pid, tid), time.monotonic()
+        m = re.search(r"Rx packets:\s+(\d+)\s+\((\d+) Kpps, (\d+) cycles/pkt\)", text)
+        h = re.search(r"Megaflow hits:\s+(\d+)\s+\(\s*([\d.]+) %, ([\d.]+) subtbl lookups/hit\)",
+                      text)
+        e = re.search(r"EMC hits:\s+(\d+)", text)
+        s = re.search(r"Simple Match hits:\s*(\d+)", text)
+        d = re.search(r"Measurement duration:\s+([\d.]+) s", text)
+        if not m:
+            raise RuntimeError("no packets received in the window:\n" + text)
+        rx, duration = int(m.group(1)), float(d.group(1)) if d else seconds
+        return {
+            "mpps": rx / duration / 1e6,
+            "cycles_per_packet": int(m.group(3)),
+            "megaflow_hit_pct": float(h.group(2)) if h else 0.0,
+            "subtable_lookups_per_hit": float(h.group(3)) if h else 0.0,
+            "emc_hits": int(e.group(1)) if e else 0,
+            "simple_match_hits": int(s.group(1)) if s else 0,
+            "pmd_cpu_share": (c1 - c0) / (t1 - t0),
+        }
+
+    def implementations(self):
+        text = self.appctl("dpif-netdev/subtable-lookup-info-get")
+        names = re.findall(r"^  (\S+) \(Use count", text, re.M)
+        return [n for n in names if n != "autovalidator"]
+
+    def select(self, impl, impls):
+        for other in impls:
+            self.appctl("dpif-netdev/subtable-lookup-prio-set", other,
+                        "1" if other == "generic" else "0")
+        if impl != "generic":
+            self.appctl("dpif-netdev/subtable-lookup-prio-set", impl, "100")
+
+
+# ---- scenarios: traffic and rules that reach dpcls ----
+# Every scenario adds, per port, a rule matching the ARP reply each pcap
+# ends with: a rule that matches more than in_port turns OVS 3.1's simple
+# match off for the port, so the other packets reach dpcls.
+ARP_GUARD = ["priority=40000,in_port=1,arp,arp_op=2,actions=drop",
+             "priority=40000,in_port=2,arp,arp_op=2,actions=drop"]
+
+
+def scenario_one_subtable(flows):
+    return (f"udp-{flows}.pcap", "one subtable: in_port forwarding of Eth/IPv4/UDP (4,1)",
+            ARP_GUARD + ["priority=10,in_port=1,ip,actions=output:2",
+                         "priority=10,in_port=2,ip,actions=output:1"])
+
+
+def scenario_prefixes(flows):
+    # nw_dst prefix rules of 13 lengths (/20 ... /32) over the traffic's
+    # addresses 16.0.0.0 + i: longer prefixes first (higher priority).
+    rules = list(ARP_GUARD)
+    for i in range(0, 220):
+        length = 20 + i % 13
+        addr = (16 << 24) + (i * 37 % max(flows, 1))
+        net = addr & ~((1 << (32 - length)) - 1) & 0xFFFFFFFF
+        dotted = ".".join(str(net >> s & 0xFF) for s in (24, 16, 8, 0))
+        rules.append(f"priority={length},in_port=1,ip,nw_dst={dotted}/{length},actions=output:2")
+    rules.append("priority=1,in_port=1,ip,actions=output:2")
+    return (f"udp-{flows}.pcap", "many subtables: 220 nw_dst prefix rules of 13 lengths (4,2)",
+            rules)
+
+
+def scenario_normal(flows):
+    return (f"eth-{flows}.pcap", "NORMAL with MAC learning, Eth-only traffic (5,0)",
+            ARP_GUARD + ["priority=10,actions=NORMAL"])
+
+
+def scenario_pipeline(flows):
+    rules = list(ARP_GUARD) + ["table=0,priority=10,in_port=1,udp,actions=resubmit(,1)"]
+    for i in range(flows):
+        dst = (16 << 24) + i
+        dotted = ".".join(str(dst >> s & 0xFF) for s in (24, 16, 8, 0))
+        rules.append(f"table=1,priority=10,udp,nw_src=10.0.0.1,nw_dst={dotted},"
+                     f"tp_src={1024 + i % 50000},tp_dst=5000,actions=output:2")
+    rules.append("table=1,priority=1,actions=drop")
+    return (f"udp-{flows}.pcap", "OpenFlow pipeline of 2 tables, exact 5-tuple megaflows (4,3)",
+            rules)
+
+
+SCENARIOS = {"a": scenario_one_subtable, "b": scenario_prefixes, "c": scenario_normal,
+             "d": scenario_pipeline}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ovs", required=True)
+    ap.add_argument("--pcaps", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--window", type=float, default=3.0)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--flows", type=int, default=1000)
+    ap.add_argument("--scenarios", default="a,b,c,d")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+
+    bench = Bench(args)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
+    results = {"window_s": args.window, "rounds": args.rounds, "flows": args.flows,
+               "scenarios": []}
+    try:
+        bench.start()
+        results["hugepages"] = bench.huge
+        impls = bench.implementations()
+        results["implementations"] = impls
+        for serial, key in enumerate(args.scenarios.split(",")):
+            pcap, title, rules = SCENARIOS[key](args.flows)
+            print(f"p2p: scenario ({key}) {title}", file=sys.stderr)
+            bench.set_flows(rules)
+            bench.set_traffic(os.path.abspath(os.path.join(args.pcaps, pcap)), serial)
+            time.sleep(2)  # upcalls install the megaflows
+            windows = {impl: [] for impl in impls}
+            for rnd in range(args.rounds):
+                for impl in impls:
+                    bench.select(impl, impls)
+                    time.sleep(0.5)
+                    w = bench.window(args.window)
+                    windows[impl].append(w)
+                    flag = "" if w["pmd_cpu_share"] > 0.95 else "  (PMD descheduled)"
+                    print(f"  round {rnd} {impl:>14}: {w['mpps']:.2f} Mpps, "
+                          f"{w['cycles_per_packet']} cycles/pkt, "
+                          f"{w['subtable_lookups_per_hit']:.2f} lookups/hit{flag}",
+                          file=sys.stderr)
+            show = bench.appctl("dpif-netdev/subtable-show")
+            summary = {}
+            for impl, ws in windows.items():
+                good = [w for w in ws if w["pmd_cpu_share"] > 0.95] or ws
+                summary[impl] = {
+                    "mpps_median": statistics.median(w["mpps"] for w in good),
+                    "mpps_min": min(w["mpps"] for w in good),
+                    "mpps_max": max(w["mpps"] for w in good),
+                    "cycles_per_packet_median":
+                        statistics.median(w["cycles_per_packet"] for w in good),
+                    "subtable_lookups_per_hit":
+                        statistics.median(w["subtable_lookups_per_hit"] for w in good),
+                    "windows_used": len(good), "windows": ws,
+                }
+            base = summary["generic"]["mpps_median"]
+            for impl in summary:
+                summary[impl]["ratio_to_generic"] = summary[impl]["mpps_median"] / base
+            results["scenarios"].append({"key": key, "title": title, "pcap": pcap,
+                                         "rules": len(rules), "subtable_show": show,
+                                         "results": summary})
+    finally:
+        bench.stop()
+    with open(os.path.join(args.out, "p2p.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    print_table(results)
+
+
+def print_table(results):
+    impls = results["implementations"]
+    print("Mpps (median) and cycles/packet per implementation; ratio to generic")
+    print(f"{'scenario':<10}" + "".join(f"{i:>26}" for i in impls))
+    for s in results["scenarios"]:
+        line = f"({s['key']}){'':<7}"
+        for impl in impls:
+            r = s["results"][impl]
+            line += (f"{r['mpps_median']:>8.2f} Mpps {r['cycles_per_packet_median']:>5.0f}c "
+                     f"({r['ratio_to_generic']:.2f})")
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
