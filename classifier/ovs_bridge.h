@@ -34,10 +34,9 @@ struct netdev_flow_key;
 struct pvector;
 
 /* OVS's dpcls_subtable_lookup_func. */
-typedef uint32_t (*ovsb_lookup_func)(struct dpcls_subtable *subtable,
-                                     uint32_t keys_map,
-                                     const struct netdev_flow_key *keys[],
-                                     struct dpcls_rule **rules);
+typedef uint32_t (*ovsb_lookup_func)(struct dpcls_subtable* subtable, uint32_t keys_map,
+                                     const struct netdev_flow_key* keys[],
+                                     struct dpcls_rule** rules);
 
 /* ---- Keys and masks, built exactly as dpif-netdev builds them. ---- */
 
@@ -46,43 +45,42 @@ typedef uint32_t (*ovsb_lookup_func)(struct dpcls_subtable *subtable,
  * for 'flow' (flow_wc_map) and are non-zero in 'wc' become blocks.  Returns
  * false, leaving 'mask' unspecified, when the mask would not fit a
  * netdev_flow_key. */
-bool ovsb_mask_init(struct netdev_flow_key *mask, const uint64_t flow[],
-                    const uint64_t wc[]);
+bool ovsb_mask_init(struct netdev_flow_key* mask, const uint64_t flow[], const uint64_t wc[]);
 
 /* Fills 'mask' from a raw miniflow map and values (n = popcount of the map),
  * with the hash and length netdev_flow_mask_init() would compute.  Used for
  * synthetic masks.  The caller has validated map and n. */
-void ovsb_mask_init_raw(struct netdev_flow_key *mask, const uint64_t map[2],
+void ovsb_mask_init_raw(struct netdev_flow_key* mask, const uint64_t map[2],
                         const uint64_t values[], size_t n);
 
 /* dpif-netdev's netdev_flow_key_init_masked(): the rule key of 'flow' under
  * 'mask', with the hash dpcls_insert() files it under. */
-void ovsb_key_init_masked(struct netdev_flow_key *dst, const uint64_t flow[],
-                          const struct netdev_flow_key *mask);
+void ovsb_key_init_masked(struct netdev_flow_key* dst, const uint64_t flow[],
+                          const struct netdev_flow_key* mask);
 
 /* A packet key with exactly the blocks of 'flow' that are non-zero
  * (miniflow_init), as netdev_flow_key_init() builds it. */
-void ovsb_key_from_flow(struct netdev_flow_key *key, const uint64_t flow[]);
+void ovsb_key_from_flow(struct netdev_flow_key* key, const uint64_t flow[]);
 
 /* A packet key from a frame: miniflow_extract() on 'frame' received on
  * 'in_port', as dpif-netdev's dfc_processing() does. */
-void ovsb_key_from_frame(struct netdev_flow_key *key, const void *frame,
-                         size_t len, uint32_t in_port);
+void ovsb_key_from_frame(struct netdev_flow_key* key, const void* frame, size_t len,
+                         uint32_t in_port);
 
 /* Expands a key's miniflow into a full flow (blocks absent from the map are
  * zero), as miniflow_expand(). */
-void ovsb_key_expand(const struct netdev_flow_key *key, uint64_t flow[]);
+void ovsb_key_expand(const struct netdev_flow_key* key, uint64_t flow[]);
 
 /* Parses one megaflow as `ovs-appctl dpctl/dump-flows -m` prints it
  * ("ufid:... " prefix and ", packets:..." suffix allowed) into a flow and its
  * wildcards, with the in_port mask zeroed as dp_netdev_flow_add() does.
  * Returns 0, or -1 with a message in 'err'. */
-int ovsb_megaflow_parse(const char *text, uint64_t flow[], uint64_t wc[],
-                        char *err, size_t err_len);
+int ovsb_megaflow_parse(const char* text, uint64_t flow[], uint64_t wc[], char* err,
+                        size_t err_len);
 
 /* Composes a frame that carries 'flow' (OVS's flow_compose()).  Returns its
  * length, or 0 when it does not fit in 'buf_len'. */
-size_t ovsb_frame_compose(const uint64_t flow[], void *buf, size_t buf_len);
+size_t ovsb_frame_compose(const uint64_t flow[], void* buf, size_t buf_len);
 
 /* ---- Subtables and rules in OVS's structs. ---- */
 
@@ -90,43 +88,42 @@ size_t ovsb_frame_compose(const uint64_t flow[], void *buf, size_t buf_len);
  * 'mask' with an empty rule cmap, mf_masks from dpcls_flow_key_gen_masks()
  * and the fingerprint counts.  lookup_func and lookup_func_info are NULL:
  * the caller probes. */
-struct dpcls_subtable *ovsb_subtable_create(const struct netdev_flow_key *mask);
+struct dpcls_subtable* ovsb_subtable_create(const struct netdev_flow_key* mask);
 
 /* Frees 'subtable' (which must hold no rules) after an RCU grace period, as
  * dpcls_subtable_destroy_cb(); calls 'release(aux)' in the same deferred
  * callback first when 'release' is not NULL. */
-void ovsb_subtable_destroy_deferred(struct dpcls_subtable *subtable,
-                                    void (*release)(void *), void *aux);
+void ovsb_subtable_destroy_deferred(struct dpcls_subtable* subtable, void (*release)(void*),
+                                    void* aux);
 
 /* Allocates a zeroed rule big enough for any key; free with ovsb_rule_free
  * or ovsb_rule_free_deferred. */
-struct dpcls_rule *ovsb_rule_alloc(void);
-void ovsb_rule_free(struct dpcls_rule *rule);
-void ovsb_rule_free_deferred(struct dpcls_rule *rule);
+struct dpcls_rule* ovsb_rule_alloc(void);
+void ovsb_rule_free(struct dpcls_rule* rule);
+void ovsb_rule_free_deferred(struct dpcls_rule* rule);
 
 /* dpcls_insert()'s last two lines: rule->mask = &subtable->mask and
  * cmap_insert() under rule->flow.hash.  Returns the new rule count. */
-size_t ovsb_subtable_insert(struct dpcls_subtable *, struct dpcls_rule *);
+size_t ovsb_subtable_insert(struct dpcls_subtable*, struct dpcls_rule*);
 /* cmap_remove() under rule->flow.hash.  Returns the new rule count. */
-size_t ovsb_subtable_remove(struct dpcls_subtable *, struct dpcls_rule *);
+size_t ovsb_subtable_remove(struct dpcls_subtable*, struct dpcls_rule*);
 /* The rule of 'subtable' with exactly the key 'flow' (same hash and
  * values), or NULL. */
-struct dpcls_rule *ovsb_subtable_find(const struct dpcls_subtable *,
-                                      const struct netdev_flow_key *flow);
-size_t ovsb_subtable_count(const struct dpcls_subtable *);
+struct dpcls_rule* ovsb_subtable_find(const struct dpcls_subtable*,
+                                      const struct netdev_flow_key* flow);
+size_t ovsb_subtable_count(const struct dpcls_subtable*);
 
 /* True when 'a' and 'b' have the same hash, map and values
  * (netdev_flow_key_equal()). */
-bool ovsb_key_equal(const struct netdev_flow_key *a,
-                    const struct netdev_flow_key *b);
+bool ovsb_key_equal(const struct netdev_flow_key* a, const struct netdev_flow_key* b);
 
 /* ---- pvector: the ranked subtable list readers iterate. ---- */
-struct pvector *ovsb_pvector_create(void);
-void ovsb_pvector_destroy(struct pvector *); /* after readers are gone */
-void ovsb_pvector_insert(struct pvector *, void *ptr, int priority);
-void ovsb_pvector_remove(struct pvector *, void *ptr);
-void ovsb_pvector_change_priority(struct pvector *, void *ptr, int priority);
-void ovsb_pvector_publish(struct pvector *);
+struct pvector* ovsb_pvector_create(void);
+void ovsb_pvector_destroy(struct pvector*); /* after readers are gone */
+void ovsb_pvector_insert(struct pvector*, void* ptr, int priority);
+void ovsb_pvector_remove(struct pvector*, void* ptr);
+void ovsb_pvector_change_priority(struct pvector*, void* ptr, int priority);
+void ovsb_pvector_publish(struct pvector*);
 
 /* ---- OVS-RCU. ----
  *
@@ -136,11 +133,11 @@ void ovsb_pvector_publish(struct pvector *);
  * no grace period for readers it does not know of. */
 typedef struct ovsb_thread ovsb_thread;
 /* ovs_thread_create(): starts 'fn(aux)' on a new OVS thread. */
-ovsb_thread *ovsb_thread_create(const char *name, void (*fn)(void *), void *aux);
+ovsb_thread* ovsb_thread_create(const char* name, void (*fn)(void*), void* aux);
 /* Waits for the thread to end and frees the handle. */
-void ovsb_thread_join(ovsb_thread *);
+void ovsb_thread_join(ovsb_thread*);
 
-void ovsb_rcu_postpone(void (*cb)(void *), void *aux);
+void ovsb_rcu_postpone(void (*cb)(void*), void* aux);
 void ovsb_rcu_quiesce(void);
 void ovsb_rcu_quiesce_start(void);
 void ovsb_rcu_quiesce_end(void);
