@@ -123,11 +123,9 @@ Status Classifier::insert(const FlowKey& mask, const uint64_t flow[], dpcls_rule
     ovsb_key_init_masked(ovs(&rule->flow), flow, ovs(&mask));
 
     SubtableState* state = find_or_create_subtable(mask);
+    // A duplicate lives in an existing subtable, so none is left empty here.
     if (ovsb_subtable_find(ovs(state->subtable), ovs(&rule->flow))) {
         ovsb_rule_free(ovs(rule));
-        if (ovsb_subtable_count(ovs(state->subtable)) == 0) {
-            destroy_subtable(state->subtable);
-        }
         return Status::error("duplicate rule: a rule with the same mask and key exists");
     }
     ovsb_subtable_insert(ovs(state->subtable), ovs(rule));

@@ -57,13 +57,16 @@ std::unique_ptr<Workload> build(const MaskCase& c, size_t n_rules, bool hit) {
     };
     w->subtable = ovsb_subtable_create(ovs(&c.mask));
     std::vector<std::vector<uint64_t>> flows;
+    size_t duplicates = 0;
     while (w->rules.size() < n_rules) {
         std::vector<uint64_t> f = random_flow();
         dpcls_rule* rule = ovsb_rule_alloc();
         ovsb_key_init_masked(ovs(&view(rule)->flow), f.data(), ovs(&c.mask));
         if (ovsb_subtable_find(w->subtable, ovs(&view(rule)->flow))) {
             ovsb_rule_free(rule);
-            if (flows.size() > 1000 * n_rules) break;  // mask too narrow
+            if (++duplicates > 1000 * n_rules) {
+                break;  // the mask admits fewer distinct rules than asked
+            }
             continue;
         }
         ovsb_subtable_insert(w->subtable, rule);

@@ -150,7 +150,7 @@ for impl in $impls generic specialized; do
 done
 
 # The main thread's subtables are re-probed too (OVS 3.1 skipped them).
-reply=$(ovs-appctl dpif-netdev/subtable-lookup-prio-set generic 250)
+ovs-appctl dpif-netdev/subtable-lookup-prio-set generic 250 >/dev/null
 main_lookups=$(ovs-appctl dpif-netdev/subtable-show | sed -n '/^main thread/,/^pmd\|^fingerprints/p' | grep -E '^    \(')
 check "prio-set re-probes the main thread's subtables" \
     bash -c "[ -n \"\$1\" ] && ! grep -vq 'lookup generic' <<<\"\$1\"" _ "$main_lookups"
