@@ -62,16 +62,17 @@ Classifier::~Classifier() {
     rules_.clear();
     for (auto& [hash, state] : by_mask_) {
         state.impl->use_count.fetch_sub(1, std::memory_order_relaxed);
+        registry_.release(ovs(state.subtable), nullptr);
         ovsb_subtable_destroy_deferred(ovs(state.subtable), nullptr, nullptr);
     }
     by_mask_.clear();
     ovsb_pvector_destroy(reinterpret_cast<pvector*>(subtables_));
 }
 
-void Classifier::probe(SubtableState& state) {
+void Classifier::probe(SubtableState& state, uint32_t hits) {
     Subtable& s = *state.subtable;
     const LookupRegistry::Choice choice =
-        registry_.best_for({s.u0_bits, s.u1_bits, ovs(state.subtable)});
+        registry_.best_for({s.u0_bits, s.u1_bits, ovs(state.subtable), hits});
     if (choice.impl != state.impl) {
         if (state.impl) {
             state.impl->use_count.fetch_sub(1, std::memory_order_relaxed);
@@ -82,6 +83,8 @@ void Classifier::probe(SubtableState& state) {
     }
     // Readers load the pointer atomically: they call the old or the new one.
     s.lookup_func.store(choice.fn, std::memory_order_release);
+    // Only now may the entries let go of what readers can no longer reach.
+    registry_.release(ovs(state.subtable), choice.fn);
 }
 
 Classifier::SubtableState* Classifier::find_or_create_subtable(const FlowKey& mask) {
@@ -93,7 +96,7 @@ Classifier::SubtableState* Classifier::find_or_create_subtable(const FlowKey& ma
     }
     Subtable* subtable = view(ovsb_subtable_create(ovs(&mask)));
     auto it = by_mask_.emplace(mask.hash, SubtableState{subtable, nullptr});
-    probe(it->second);
+    probe(it->second, 0);
     // As dpcls_create_subtable(): new subtables go last, with no hits yet.
     ovsb_pvector_insert(reinterpret_cast<pvector*>(subtables_), subtable, 0);
     ovsb_pvector_publish(reinterpret_cast<pvector*>(subtables_));
@@ -111,6 +114,7 @@ void Classifier::destroy_subtable(Subtable* subtable) {
             break;
         }
     }
+    registry_.release(ovs(subtable), nullptr);
     ovsb_subtable_destroy_deferred(ovs(subtable), nullptr, nullptr);
 }
 
@@ -188,9 +192,14 @@ void Classifier::sort_subtables() {
     std::lock_guard lock(writer_);
     for (auto& [hash, state] : by_mask_) {
         std::atomic_ref<uint32_t> hits(state.subtable->hit_cnt);
+        const uint32_t interval_hits = hits.load(std::memory_order_relaxed);
         ovsb_pvector_change_priority(reinterpret_cast<pvector*>(subtables_), state.subtable,
-                                     static_cast<int>(hits.load(std::memory_order_relaxed)));
+                                     static_cast<int>(interval_hits));
         hits.store(0, std::memory_order_relaxed);
+        // Tiered lookups: a subtable that proved hot may earn JIT code.
+        if (interval_hits) {
+            probe(state, interval_hits);
+        }
     }
     ovsb_pvector_publish(reinterpret_cast<pvector*>(subtables_));
 }
@@ -200,7 +209,8 @@ uint32_t Classifier::reprobe() {
     uint32_t changed = 0;
     for (auto& [hash, state] : by_mask_) {
         const ovsb_lookup_func old = state.subtable->lookup_func.load(std::memory_order_relaxed);
-        probe(state);
+        probe(state,
+              std::atomic_ref<uint32_t>(state.subtable->hit_cnt).load(std::memory_order_relaxed));
         changed += old != state.subtable->lookup_func.load(std::memory_order_relaxed);
     }
     return changed;

@@ -64,6 +64,8 @@ class Classifier {
                 int* num_lookups = nullptr) const;
 
     // dpcls_sort_subtable_vector(): rank subtables by hits since last call.
+    // Subtables with hits are re-probed too: this is where a hot subtable
+    // moves up to JIT code (jit/jit_lookup.hpp).
     void sort_subtables();
 
     // Re-probes every subtable's implementation; returns how many changed.
@@ -88,7 +90,7 @@ class Classifier {
     };
     SubtableState* find_or_create_subtable(const FlowKey& mask);
     void destroy_subtable(Subtable* subtable);
-    void probe(SubtableState& state);
+    void probe(SubtableState& state, uint32_t hits);
 
     LookupRegistry& registry_;
     Pvector* subtables_;  // OVS pvector of Subtable*, read by lookup()

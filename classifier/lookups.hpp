@@ -12,11 +12,12 @@ namespace ovscls {
 
 // What a probe sees when a subtable is created or re-probed.  OVS 3.1's probe
 // sees only the counts; the subtable is here for lookups that specialize on
-// the mask itself (the JIT).
+// the mask itself (the JIT), and the hits tell them whether it is worth it.
 struct ProbeContext {
     uint32_t u0;
     uint32_t u1;
     const dpcls_subtable* subtable;  // may be null when probing by counts only
+    uint32_t hits = 0;               // hits in the last ranking interval, if known
 };
 
 // `generic`: run-time block counts, serves every fingerprint.

@@ -4,12 +4,14 @@
 #include <memory>
 
 #include "classifier.hpp"
+#include "jit_lookup.hpp"
 
 namespace ovscls {
 
 LookupRegistry::LookupRegistry() {
     add("generic", 1, generic_probe);
     add("specialized", 2, specialized_probe);
+    add("jit_avx2", 3, jit::probe, jit::release);
 }
 
 LookupRegistry& LookupRegistry::global() {
@@ -17,7 +19,8 @@ LookupRegistry& LookupRegistry::global() {
     return registry;
 }
 
-Status LookupRegistry::add(std::string_view name, uint32_t priority, ProbeFn probe) {
+Status LookupRegistry::add(std::string_view name, uint32_t priority, ProbeFn probe,
+                           ReleaseFn release) {
     std::lock_guard lock(mutex_);
     if (name.empty() || !probe) {
         return Status::error("a lookup implementation needs a name and a probe");
@@ -38,6 +41,7 @@ Status LookupRegistry::add(std::string_view name, uint32_t priority, ProbeFn pro
     impl->name = name;
     impl->priority.store(priority, std::memory_order_relaxed);
     impl->probe = probe;
+    impl->release = release;
     impls_[n] = std::move(impl);
     count_.store(n + 1, std::memory_order_release);
     return Status::ok();
@@ -59,6 +63,15 @@ LookupRegistry::Choice LookupRegistry::best_for(const ProbeContext& ctx) const {
         }
     }
     return best;
+}
+
+void LookupRegistry::release(const dpcls_subtable* subtable, ovsb_lookup_func in_use) const {
+    const size_t n = size();
+    for (size_t i = 0; i < n; i++) {
+        if (impls_[i]->release) {
+            impls_[i]->release(subtable, in_use);
+        }
+    }
 }
 
 LookupImpl* LookupRegistry::find(std::string_view name) const {

@@ -11,8 +11,16 @@
 //   calls either the old or the new function.
 // - info() prints the entries with use counts in OVS's format.
 //
-// Built-in entries, in order: `generic` (priority 1, any fingerprint) and
-// `specialized` (priority 2, the fingerprints of fingerprints.def).
+// Built-in entries, in order: `generic` (priority 1, any fingerprint),
+// `specialized` (priority 2, the fingerprints of fingerprints.def) and
+// `jit_avx2` (priority 3, code generated per subtable once it is hot:
+// jit/jit_lookup.hpp).
+//
+// An entry may hold resources per subtable (the JIT's code).  Its release
+// hook is told which function the classifier published for a subtable
+// (null when the subtable dies), after the publication, so that it frees
+// only what no new reader can reach; the freeing itself waits for an RCU
+// grace period.
 //
 // Lookups (readers) never touch the registry.  best_for() is lock-free, so
 // classifiers may probe while holding their own writer lock; set_priority()
@@ -36,11 +44,13 @@ namespace ovscls {
 class Classifier;
 
 using ProbeFn = ovsb_lookup_func (*)(const ProbeContext&);
+using ReleaseFn = void (*)(const dpcls_subtable* subtable, ovsb_lookup_func in_use);
 
 struct LookupImpl {
     std::string name;
     std::atomic<uint32_t> priority;
     ProbeFn probe;
+    ReleaseFn release = nullptr;        // optional
     std::atomic<int32_t> use_count{0};  // subtables currently using it
 };
 
@@ -58,7 +68,12 @@ class LookupRegistry {
 
     // Appends an entry.  Fails on a duplicate or empty name, a priority
     // beyond 255, or a full registry.
-    Status add(std::string_view name, uint32_t priority, ProbeFn probe);
+    Status add(std::string_view name, uint32_t priority, ProbeFn probe,
+               ReleaseFn release = nullptr);
+
+    // Tells every entry's release hook that `in_use` (null: none, the
+    // subtable is going away) is what readers of `subtable` now call.
+    void release(const dpcls_subtable* subtable, ovsb_lookup_func in_use) const;
 
     struct Choice {
         ovsb_lookup_func fn = nullptr;

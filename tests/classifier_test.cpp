@@ -159,14 +159,16 @@ TEST(Registry, SetPriorityReprobesLiveSubtablesAndCountsThem) {
     EXPECT_EQ(registry.info(),
               "Available dpcls implementations:\n"
               "  generic (Use count: 3, Priority: 10)\n"
-              "  specialized (Use count: 0, Priority: 2)\n");
+              "  specialized (Use count: 0, Priority: 2)\n"
+              "  jit_avx2 (Use count: 0, Priority: 3)\n");
 }
 
 TEST(Registry, BadInputGetsClearErrors) {
     LookupRegistry registry;
     const Status unknown = registry.set_priority("nosuch", 5);
     EXPECT_EQ(unknown.message(),
-              "unknown lookup implementation 'nosuch' (available: generic, specialized)");
+              "unknown lookup implementation 'nosuch' (available: generic, specialized, "
+              "jit_avx2)");
     const Status range = registry.set_priority("generic", 256);
     EXPECT_EQ(range.message(), "priority 256 is out of range: use 0 to 255");
     EXPECT_FALSE(registry.set_priority("generic", -1));

@@ -1,11 +1,18 @@
 // lookup_impls.hpp: every lookup implementation a test compares for one
 // subtable: OVS 3.1's own (the truth is OVS's generic as its registry entry
 // picks it) and each entry of this project's registry whose probe accepts.
+//
+// Entries are probed as for a hot subtable, so the JIT compiles: its first
+// tier (slow path only) as the entry, and a second variant whose fast path
+// expects the subtable's own mask map, so that keys carrying exactly the
+// mask's words take the fast path and all others the slow one.  Call
+// release_lookups() before the subtable goes away.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "jit_lookup.hpp"
 #include "layout.hpp"
 #include "registry.hpp"
 
@@ -33,11 +40,21 @@ inline std::vector<NamedLookup> lookups_for(const dpcls_subtable* subtable,
     }
     for (size_t i = 0; i < registry.size(); i++) {
         const LookupImpl& impl = registry.at(i);
-        if (ovsb_lookup_func fn = impl.probe({s.u0_bits, s.u1_bits, subtable})) {
+        if (ovsb_lookup_func fn = impl.probe({s.u0_bits, s.u1_bits, subtable, UINT32_MAX})) {
             out.push_back({impl.name, fn, true});
         }
     }
+    if (registry.find("jit_avx2") && jit::compiled_for(subtable)) {
+        if (ovsb_lookup_func fn = jit::compile_now(subtable, s.mask.map)) {
+            out.push_back({"jit_avx2+fast", fn, true});
+        }
+    }
     return out;
+}
+
+// Lets the registry's entries free what they hold for `subtable`.
+inline void release_lookups(const dpcls_subtable* subtable, const LookupRegistry& registry) {
+    registry.release(subtable, nullptr);
 }
 
 }  // namespace ovscls::test

@@ -1,0 +1,99 @@
+// code_cache.hpp: compiled lookups, shared by shape, bounded, freed safely.
+//
+// - Sharing: one compiled lookup per LookupShape, reference-counted by the
+//   subtables using it.  Subtables of one mask map (all nw_dst prefixes of a
+//   port, the same mask on every port and PMD thread) share code.
+// - Bounds (Tuple Space Explosion, CVE-2019-25076): a new compile is
+//   refused when it would take the mapped code beyond the byte budget, or
+//   when the compile rate (a token bucket refilled at N per second, holding
+//   at most N) is spent.  The caller then falls back to a lookup that needs
+//   no code (specialized/generic).
+// - Freeing: when the last subtable lets go, the lookup leaves the cache at
+//   once (no new users) and its pages are unmapped after an OVS-RCU grace
+//   period, when no reader can still be running it.
+// - Observability: optional /tmp/perf-<pid>.map lines ("<addr> <size>
+//   dpcls_jit_u4_u1_<id>") so perf names the code, and optional dumps of
+//   each lookup's bytes for `objdump -D -b binary -m i386:x86-64`.
+//
+// All methods are thread-safe (one mutex; never taken by lookups).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "code_memory.hpp"
+#include "lookup_generator.hpp"
+#include "lookup_shape.hpp"
+#include "ovs_bridge.h"
+
+namespace ovscls::jit {
+
+struct CompiledLookup {
+    LookupShape shape;
+    uint64_t id = 0;
+    ovsb_lookup_func fn = nullptr;
+    size_t code_bytes = 0;  // emitted bytes (the mapping is whole pages)
+    uint64_t compile_ns = 0;
+    LookupProfile profile;  // written by the code's slow path
+    std::unique_ptr<LookupGenerator> code;
+    uint32_t refs = 0;  // guarded by the cache's mutex
+};
+
+struct CacheOptions {
+    size_t code_budget_bytes = 16u << 20;
+    uint32_t compiles_per_sec = 1000;
+    bool perf_map = false;
+    std::string dump_dir;  // empty: no dumps
+};
+
+struct CacheStats {
+    uint64_t compiles = 0;
+    uint64_t shared = 0;  // acquisitions served by an existing lookup
+    uint64_t live = 0;    // lookups in the cache
+    uint64_t code_bytes = 0;
+    uint64_t mapped_bytes = 0;  // includes lookups awaiting their grace period
+    uint64_t compile_ns_total = 0;
+    uint64_t compile_ns_max = 0;
+};
+
+class CodeCache {
+  public:
+    enum class Outcome { kCompiled, kShared, kOverBudget, kOverRate, kNoMemory };
+    struct Result {
+        CompiledLookup* lookup = nullptr;  // null unless kCompiled or kShared
+        Outcome outcome = Outcome::kNoMemory;
+        std::string detail;  // why, for the log
+    };
+
+    static CodeCache& global();
+
+    // A reference to the lookup for `shape`, compiling it when new.
+    Result acquire(const LookupShape& shape, const CacheOptions& options);
+    // Drops a reference; the last one retires the lookup (freed after an
+    // RCU grace period).
+    void release(CompiledLookup* lookup);
+
+    CacheStats stats() const;
+
+    // Writes the lookup's machine code to `path`; false with `error` set
+    // when the file cannot be written.
+    static bool dump(const CompiledLookup& lookup, const std::string& path, std::string* error);
+
+  private:
+    bool take_token(uint32_t per_sec);
+    void announce(const CompiledLookup& lookup, const CacheOptions& options);
+
+    mutable std::mutex mutex_;
+    std::unordered_map<LookupShape, CompiledLookup*, LookupShapeHash> lookups_;
+    CodeMemory memory_;
+    uint64_t next_id_ = 1;
+    CacheStats stats_;
+    double tokens_ = 0;  // compile-rate bucket
+    int64_t tokens_ns_ = 0;
+    uint32_t tokens_rate_ = 0;  // the rate the bucket was filled for
+};
+
+}  // namespace ovscls::jit

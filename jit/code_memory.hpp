@@ -1,0 +1,38 @@
+// code_memory.hpp: where generated code lives, never writable and
+// executable at once.
+//
+// Each generated lookup gets its own page(s), mapped read-write for the
+// generator to emit into and switched to read-execute before its address is
+// published (LookupGenerator + setProtectModeRE()).  Pages are never
+// switched back while any thread may run them: they are unmapped only after
+// an RCU grace period (code_cache.cpp).  A page per lookup costs 4 KiB but
+// means no page that is executing is ever made writable again to add a
+// neighbour's code.
+#pragma once
+
+#include <xbyak/xbyak.h>
+
+#include <atomic>
+#include <cstddef>
+
+namespace ovscls::jit {
+
+class CodeMemory : public Xbyak::Allocator {
+  public:
+    // mmap()s RW pages; null (xbyak then throws ERR_CANT_ALLOC) when the
+    // kernel refuses or a test asked for a failure.
+    uint8_t* alloc(size_t size) override;
+    void free(uint8_t* p) override;
+
+    // Bytes currently mapped for code, across all instances.
+    static size_t mapped_bytes() { return mapped_.load(std::memory_order_relaxed); }
+
+    // Test hook (fault injection): the next `n` allocations fail.
+    static void fail_next_allocations(int n) { fail_next_.store(n); }
+
+  private:
+    static std::atomic<size_t> mapped_;
+    static std::atomic<int> fail_next_;
+};
+
+}  // namespace ovscls::jit

@@ -1,0 +1,421 @@
+// The JIT (jit/): fast and slow paths against OVS's generic, tiering in the
+// classifier, every decline path, code sharing and freeing, W^X, and the
+// profiler/dump outputs.  (The differential tests cover jit_avx2 for every
+// fingerprint up to 16 blocks too; lookup_impls.hpp.)
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "classifier.hpp"
+#include "jit_lookup.hpp"
+#include "miniflow.hpp"
+#include "random_subtable.hpp"
+
+namespace ovscls::test {
+namespace {
+
+// Restores the JIT's configuration and test hooks after each test.
+class JitTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        saved_ = jit::config();
+        jit::test_hide_cpu_feature(std::nullopt);
+        jit::test_reset_decline_log();
+        jit::set_log_sink(+[](const char* line) { log().push_back(line); });
+        log().clear();
+    }
+    void TearDown() override {
+        jit::configure(saved_);
+        jit::test_hide_cpu_feature(std::nullopt);
+        jit::set_log_sink(nullptr);
+        jit::CodeMemory::fail_next_allocations(0);
+    }
+    static std::vector<std::string>& log() {
+        static std::vector<std::string> lines;
+        return lines;
+    }
+    jit::JitConfig saved_;
+};
+
+// Waits until postponed frees have brought the mapped code down to `bytes`
+// (OVS-RCU runs them after a grace period, on its own thread once the
+// process has more than one).
+bool mapped_code_drops_to(uint64_t bytes) {
+    for (int i = 0; i < 200; i++) {
+        ovsb_rcu_synchronize();
+        ovsb_rcu_quiesce();
+        if (jit::stats().cache.mapped_bytes <= bytes) {
+            return true;
+        }
+        usleep(10000);
+    }
+    return false;
+}
+
+// Looks `keys` up through `fn` and OVS's generic in random bursts with
+// holes; returns the number of bursts whose results differ.
+int mismatching_bursts(RandomSubtable& st, ovsb_lookup_func fn, const std::vector<FlowKey>& keys,
+                       Gen& g) {
+    const ovsb_lookup_func truth = ovs_truth(st.subtable);
+    int bad = 0;
+    for (size_t start = 0; start < keys.size();) {
+        const uint32_t cnt = std::min<uint32_t>(1 + g.below(kMaxBurst), keys.size() - start);
+        const netdev_flow_key* ptrs[kMaxBurst];
+        uint32_t keys_map = 0;
+        for (uint32_t i = 0; i < cnt; i++) {
+            ptrs[i] = ovs(&keys[start + i]);
+            keys_map |= g.chance(85) ? 1u << i : 0;
+        }
+        keys_map = keys_map ? keys_map : 1;
+        dpcls_rule* want[kMaxBurst];
+        dpcls_rule* got[kMaxBurst];
+        std::fill(std::begin(want), std::end(want), kUnset);
+        std::fill(std::begin(got), std::end(got), kUnset);
+        const uint32_t want_found = truth(st.subtable, keys_map, ptrs, want);
+        const uint32_t got_found = fn(st.subtable, keys_map, ptrs, got);
+        bool same = want_found == got_found;
+        for (uint32_t m = want_found & got_found; m; m &= m - 1) {
+            same = same && want[std::countr_zero(m)] == got[std::countr_zero(m)];
+        }
+        bad += !same;
+        start += cnt;
+    }
+    return bad;
+}
+
+// A key with exactly the map `map` over `flow`.
+FlowKey key_with_map(const FullFlow& flow, const MiniflowMap& map) {
+    return make_key({{map.bits[0], map.bits[1]}}, flow.data());
+}
+
+uint64_t slow_keys(const dpcls_subtable* subtable) {
+    return jit::compiled_for(subtable)->profile.slow_keys;
+}
+
+// Fast and slow paths give OVS's results for expected maps that equal the
+// mask's map, add words to it, lack some of its words, or are unrelated;
+// keys with the expected map do take the fast path, others the slow one.
+TEST_F(JitTest, FastAndSlowPathsMatchOvsForAnyExpectedMap) {
+    uint64_t fast = 0, slow = 0, lookups = 0;
+    for (auto [u0, u1] : {std::pair{4u, 1u},
+                          {5u, 1u},
+                          {4u, 3u},
+                          {5u, 3u},
+                          {1u, 0u},
+                          {0u, 1u},
+                          {9u, 4u},
+                          {12u, 9u},
+                          {24u, 8u},
+                          {31u, 1u}}) {
+        Gen g(0x1e7 + u0 * 64 + u1);
+        RandomSubtable st(g, u0, u1, 300);
+        const MiniflowMap mask_map = st.mask.map;
+        MiniflowMap more = mask_map, fewer = mask_map, other{};
+        more.bits[0] |= g.bits(6, 64);
+        more.bits[1] |= g.bits(2, kUnit1Bits);
+        fewer.bits[0] &= ~(uint64_t{1} << std::countr_zero(mask_map.bits[0] | (1ull << 63)));
+        fewer.bits[1] &= fewer.bits[1] - 1;
+        other.bits[0] = g.bits(10, 64);
+        for (const MiniflowMap& expected : {mask_map, more, fewer, other}) {
+            const ovsb_lookup_func fn = jit::compile_now(st.subtable, expected);
+            ASSERT_NE(fn, nullptr);
+            // Keys of every kind, then keys carrying exactly the expected map.
+            std::vector<FlowKey> mixed, exact;
+            for (int i = 0; i < 600; i++) {
+                mixed.push_back(st.random_key(g));
+                FlowKey k = st.random_key(g);
+                exact.push_back(key_with_map(expand(k), expected));
+            }
+            const uint64_t before = slow_keys(st.subtable);
+            EXPECT_EQ(mismatching_bursts(st, fn, exact, g), 0) << u0 << "," << u1;
+            EXPECT_EQ(slow_keys(st.subtable), before) << "exact-map keys took the slow path";
+            EXPECT_EQ(mismatching_bursts(st, fn, mixed, g), 0) << u0 << "," << u1;
+            fast += exact.size();
+            slow += slow_keys(st.subtable) - before;
+            lookups += exact.size() + mixed.size();
+        }
+    }
+    std::printf("lookups %llu, fast-path keys %llu, slow-path keys %llu\n",
+                (unsigned long long)lookups, (unsigned long long)fast, (unsigned long long)slow);
+    EXPECT_GT(slow, lookups / 10);
+}
+
+// Subtables with the same map share code whatever their mask values; the
+// code goes when the last of them does, after a grace period.
+TEST_F(JitTest, SameMapSharesCodeAndLastReleaseFreesIt) {
+    Gen g(7);
+    const jit::CacheStats before = jit::stats().cache;
+    FlowKey a = g.mask(4, 1);
+    std::vector<uint64_t> values(a.values, a.values + 5);
+    values[2] = ~uint64_t{0} << 8;  // another prefix length, same words
+    FlowKey b{};
+    const uint64_t map[2] = {a.map.bits[0], a.map.bits[1]};
+    ovsb_mask_init_raw(ovs(&b), map, values.data(), values.size());
+    dpcls_subtable* sa = ovsb_subtable_create(ovs(&a));
+    dpcls_subtable* sb = ovsb_subtable_create(ovs(&b));
+
+    const ovsb_lookup_func fa = jit::compile_now(sa, std::nullopt);
+    const ovsb_lookup_func fb = jit::compile_now(sb, std::nullopt);
+    EXPECT_EQ(fa, fb);
+    jit::CacheStats now = jit::stats().cache;
+    EXPECT_EQ(now.compiles, before.compiles + 1);
+    EXPECT_EQ(now.shared, before.shared + 1);
+    EXPECT_EQ(now.live, before.live + 1);
+
+    jit::release(sa, nullptr);
+    EXPECT_EQ(jit::stats().cache.live, before.live + 1);  // sb still uses it
+    jit::release(sb, nullptr);
+    EXPECT_EQ(jit::stats().cache.live, before.live);
+    EXPECT_TRUE(mapped_code_drops_to(before.mapped_bytes));
+    ovsb_subtable_destroy_deferred(sa, nullptr, nullptr);
+    ovsb_subtable_destroy_deferred(sb, nullptr, nullptr);
+}
+
+// In the classifier: tier 0 until hot, tier 1 (slow path only) after one
+// ranking, tier 2 (fast path for the packets' map) after the next; lookups
+// stay right throughout, and the code is freed with the classifier.
+TEST_F(JitTest, ClassifierTiersUpAsSubtablesGetHot) {
+    jit::JitConfig cfg = jit::config();
+    cfg.hot_hits = 50;
+    jit::configure(cfg);
+    const jit::CacheStats before = jit::stats().cache;
+    {
+        LookupRegistry registry;
+        Classifier cls(registry);
+        Gen g(99);
+        FlowKey mask = g.mask(4, 1);
+        std::vector<FullFlow> flows;
+        for (int i = 0; i < 200; i++) {
+            flows.push_back(g.flow());
+            ASSERT_TRUE(cls.insert(mask, flows.back().data()));
+        }
+        // Packets carry the mask's words and a few more, all the same map.
+        MiniflowMap packet_map = mask.map;
+        packet_map.bits[0] |= g.bits(5, 64);
+        auto run = [&](int bursts) {
+            for (int b = 0; b < bursts; b++) {
+                FlowKey keys[kMaxBurst];
+                const netdev_flow_key* ptrs[kMaxBurst];
+                for (uint32_t i = 0; i < kMaxBurst; i++) {
+                    keys[i] = key_with_map(flows[g.below(flows.size())], packet_map);
+                    ptrs[i] = ovs(&keys[i]);
+                }
+                dpcls_rule* rules[kMaxBurst];
+                ASSERT_TRUE(cls.lookup(ptrs, kMaxBurst, rules));
+            }
+        };
+        EXPECT_EQ(cls.subtables()[0].impl, "specialized");
+        run(1);  // 32 hits: not hot
+        cls.sort_subtables();
+        EXPECT_EQ(cls.subtables()[0].impl, "specialized");
+        run(10);
+        cls.sort_subtables();
+        ASSERT_EQ(cls.subtables()[0].impl, "jit_avx2");
+        const dpcls_subtable* subtable = cls.subtables()[0].subtable;
+        EXPECT_FALSE(jit::compiled_for(subtable)->shape.expected_map);
+        run(10);
+        cls.sort_subtables();
+        const jit::CompiledLookup* tier2 = jit::compiled_for(subtable);
+        ASSERT_TRUE(tier2->shape.expected_map);
+        EXPECT_EQ(tier2->shape.expected_map->bits[0], packet_map.bits[0]);
+        EXPECT_EQ(view(subtable)->lookup_func.load(), tier2->fn);
+        const uint64_t slow_before = tier2->profile.slow_keys;
+        run(10);
+        EXPECT_EQ(tier2->profile.slow_keys, slow_before);  // all on the fast path now
+        cls.sort_subtables();
+        EXPECT_EQ(jit::compiled_for(subtable), tier2);  // stays
+        EXPECT_EQ(registry.find("jit_avx2")->use_count.load(), 1);
+
+        // Lowering the JIT's priority moves the subtable off it and frees it.
+        ASSERT_TRUE(registry.set_priority("jit_avx2", 0));
+        EXPECT_EQ(cls.subtables()[0].impl, "specialized");
+        EXPECT_EQ(jit::compiled_for(subtable), nullptr);
+        run(3);
+    }
+    EXPECT_EQ(jit::stats().cache.live, before.live);
+    EXPECT_TRUE(mapped_code_drops_to(before.mapped_bytes));
+}
+
+// Every decline leaves the subtable to the next implementation, which
+// answers correctly; each reason is logged once.
+TEST_F(JitTest, DeclinePathsFallBackAndLogOnce) {
+    jit::JitConfig cfg = jit::config();
+    cfg.hot_hits = 0;
+    jit::configure(cfg);
+    Gen g(5);
+    auto fresh_subtable_is_served = [&](jit::Decline why) {
+        LookupRegistry registry;
+        Classifier cls(registry);
+        FlowKey mask = g.mask(4, 1);
+        const FullFlow flow = g.flow();
+        const uint64_t declines = jit::stats().declines[static_cast<int>(why)];
+        ASSERT_TRUE(cls.insert(mask, flow.data()));
+        EXPECT_NE(cls.subtables()[0].impl, "jit_avx2") << jit::decline_name(why);
+        EXPECT_GT(jit::stats().declines[static_cast<int>(why)], declines) << jit::decline_name(why);
+        FlowKey key = key_with_map(flow, mask.map);
+        const netdev_flow_key* ptr = ovs(&key);
+        dpcls_rule* rule = nullptr;
+        EXPECT_TRUE(cls.lookup(&ptr, 1, &rule));
+    };
+
+    for (auto f : {jit::CpuFeature::kAvx2, jit::CpuFeature::kBmi1, jit::CpuFeature::kBmi2,
+                   jit::CpuFeature::kPopcnt}) {
+        jit::test_hide_cpu_feature(f);
+        fresh_subtable_is_served(jit::Decline::kCpu);
+    }
+    jit::test_hide_cpu_feature(std::nullopt);
+
+    cfg.enabled = false;
+    jit::configure(cfg);
+    fresh_subtable_is_served(jit::Decline::kDisabled);
+    cfg.enabled = true;
+
+    cfg.cache.code_budget_bytes = jit::stats().cache.mapped_bytes;  // nothing more fits
+    jit::configure(cfg);
+    fresh_subtable_is_served(jit::Decline::kCodeBudget);
+    cfg = saved_;
+    cfg.hot_hits = 0;
+
+    jit::configure(cfg);
+    jit::CodeMemory::fail_next_allocations(1);
+    fresh_subtable_is_served(jit::Decline::kNoMemory);
+
+    cfg.cache.compiles_per_sec = 1;
+    jit::configure(cfg);
+    {
+        LookupRegistry registry;
+        Classifier cls(registry);
+        for (uint32_t u0 = 1; u0 <= 3; u0++) {  // three new maps within a second
+            const FullFlow flow = g.flow();
+            ASSERT_TRUE(cls.insert(g.mask(u0, 2), flow.data()));
+        }
+        EXPECT_GE(jit::stats().declines[static_cast<int>(jit::Decline::kCompileRate)], 1u);
+    }
+
+    // Too many blocks for the generator: (33, 0).
+    RandomSubtable big(g, 33, 0, 10);
+    EXPECT_EQ(jit::probe({33, 0, big.subtable, UINT32_MAX}), nullptr);
+    EXPECT_GE(jit::stats().declines[static_cast<int>(jit::Decline::kTooManyBlocks)], 1u);
+
+    std::set<std::string> distinct(log().begin(), log().end());
+    EXPECT_EQ(distinct.size(), log().size()) << "a reason was logged twice";
+    EXPECT_GE(log().size(), 6u);
+    for (const std::string& line : log()) {
+        EXPECT_NE(line.find("the next lookup implementation serves"), std::string::npos) << line;
+    }
+}
+
+// No mapping of the process is writable and executable, after compiling
+// many lookups; and the code itself sits in read-execute pages.
+TEST_F(JitTest, NoMappingIsEverWritableAndExecutable) {
+    Gen g(11);
+    std::vector<std::unique_ptr<RandomSubtable>> subtables;
+    for (int i = 0; i < 200; i++) {
+        subtables.push_back(std::make_unique<RandomSubtable>(g, 1 + g.below(12), g.below(6), 3));
+        ASSERT_NE(jit::compile_now(subtables.back()->subtable, std::nullopt), nullptr);
+    }
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    int lines = 0, code_found = 0;
+    const auto code = reinterpret_cast<uintptr_t>(jit::compiled_for(subtables[0]->subtable)->fn);
+    while (std::getline(maps, line)) {
+        std::istringstream in(line);
+        std::string range, perms;
+        in >> range >> perms;
+        lines++;
+        EXPECT_FALSE(perms[1] == 'w' && perms[2] == 'x') << line;
+        const uintptr_t lo = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
+        const uintptr_t hi = std::stoull(range.substr(range.find('-') + 1), nullptr, 16);
+        if (code >= lo && code < hi) {
+            EXPECT_EQ(perms.substr(0, 3), "r-x");
+            code_found++;
+        }
+    }
+    EXPECT_GT(lines, 10);
+    EXPECT_EQ(code_found, 1);
+}
+
+// perf can name the code, and a dump disassembles: the first instruction is
+// the prologue's push rbx (0x53).
+TEST_F(JitTest, PerfMapAndDumpNameTheCode) {
+    jit::JitConfig cfg = jit::config();
+    cfg.cache.perf_map = true;
+    char dir[] = "/tmp/jit_dumpXXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    cfg.cache.dump_dir = dir;
+    jit::configure(cfg);
+    Gen g(3);
+    RandomSubtable st(g, 7, 2, 5);  // a fingerprint no other test here uses
+    ASSERT_NE(jit::compile_now(st.subtable, std::nullopt), nullptr);
+    const jit::CompiledLookup& lookup = *jit::compiled_for(st.subtable);
+    const std::string name = "dpcls_jit_u7_u2_" + std::to_string(lookup.id);
+
+    std::ifstream perf_map("/tmp/perf-" + std::to_string(getpid()) + ".map");
+    std::string text((std::istreambuf_iterator<char>(perf_map)), {});
+    char addr[32];
+    std::snprintf(addr, sizeof addr, "%lx ", reinterpret_cast<unsigned long>(lookup.fn));
+    EXPECT_NE(text.find(std::string(addr) + "", 0), std::string::npos);
+    EXPECT_NE(text.find(name + "\n"), std::string::npos) << text;
+
+    std::ifstream dump(std::string(dir) + "/" + name + ".bin", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(dump)), {});
+    EXPECT_EQ(bytes.size(), lookup.code_bytes);
+    ASSERT_FALSE(bytes.empty());
+    EXPECT_EQ(static_cast<uint8_t>(bytes[0]), 0x53);
+    EXPECT_LE(lookup.code_bytes, jit::LookupGenerator::reserved_bytes(lookup.shape));
+    std::remove((std::string(dir) + "/" + name + ".bin").c_str());
+    rmdir(dir);
+}
+
+// Every fingerprint up to the generator's limit compiles, with the longest
+// code (a fast path that has every block), within its reservation; the
+// code bytes per block count are printed for the record.
+TEST_F(JitTest, EveryShapeUpTo32BlocksCompilesWithinItsReservation) {
+    jit::JitConfig cfg = jit::config();
+    cfg.cache.compiles_per_sec = 1000000;
+    jit::configure(cfg);
+    Gen g(77);
+    size_t max_bytes[jit::kMaxBlocks + 1] = {};
+    for (uint32_t u0 = 0; u0 <= jit::kMaxBlocks; u0++) {
+        for (uint32_t u1 = 0; u1 <= kUnit1Bits && u0 + u1 <= jit::kMaxBlocks; u1++) {
+            FlowKey mask = g.mask(u0, u1);
+            dpcls_subtable* subtable = ovsb_subtable_create(ovs(&mask));
+            ASSERT_NE(jit::compile_now(subtable, mask.map), nullptr) << u0 << "," << u1;
+            const jit::CompiledLookup& lookup = *jit::compiled_for(subtable);
+            EXPECT_LE(lookup.code_bytes, jit::LookupGenerator::reserved_bytes(lookup.shape));
+            max_bytes[u0 + u1] = std::max(max_bytes[u0 + u1], lookup.code_bytes);
+            jit::release(subtable, nullptr);
+            ovsb_subtable_destroy_deferred(subtable, nullptr, nullptr);
+        }
+    }
+    for (uint32_t n : {1u, 4u, 5u, 8u, 16u, 32u}) {
+        std::printf("blocks %2u: at most %zu code bytes\n", n, max_bytes[n]);
+    }
+}
+
+TEST_F(JitTest, BadEnvironmentValuesAreReportedAndIgnored) {
+    setenv("OVSCLS_JIT_HOT_HITS", "lots", 1);
+    setenv("OVSCLS_JIT_CODE_BUDGET", "-5", 1);
+    setenv("OVSCLS_JIT", "2", 1);
+    std::string errors;
+    const jit::JitConfig c = jit::JitConfig::from_env(&errors);
+    unsetenv("OVSCLS_JIT_HOT_HITS");
+    unsetenv("OVSCLS_JIT_CODE_BUDGET");
+    unsetenv("OVSCLS_JIT");
+    EXPECT_EQ(c.hot_hits, jit::JitConfig{}.hot_hits);
+    EXPECT_EQ(c.cache.code_budget_bytes, jit::JitConfig{}.cache.code_budget_bytes);
+    EXPECT_TRUE(c.enabled);
+    EXPECT_NE(errors.find("OVSCLS_JIT_HOT_HITS=\"lots\" is not a number"), std::string::npos)
+        << errors;
+    EXPECT_NE(errors.find("OVSCLS_JIT_CODE_BUDGET=\"-5\""), std::string::npos) << errors;
+    EXPECT_NE(errors.find("OVSCLS_JIT=\"2\""), std::string::npos) << errors;
+}
+
+}  // namespace
+
+}  // namespace ovscls::test
