@@ -2,8 +2,7 @@
 
 #include <cstddef>
 
-extern "C" unsigned long cmap_find_batch(const struct cmap* cmap, unsigned long map,
-                                         uint32_t hashes[], const struct cmap_node* nodes[]);
+extern "C" const struct cmap_node* cmap_find(const struct cmap* cmap, uint32_t hash);
 
 namespace ovscls::jit {
 namespace {
@@ -18,6 +17,18 @@ constexpr uint32_t kSubtableHits = OVSCLS_SUBTABLE_OFF_HIT_CNT;
 constexpr uint32_t kMaskValues = OVSCLS_SUBTABLE_OFF_MASK + OVSCLS_KEY_OFF_VALUES;
 constexpr uint32_t kRuleValues = OVSCLS_RULE_OFF_FLOW + OVSCLS_KEY_OFF_VALUES;
 static_assert(offsetof(Rule, node) == 0, "a cmap node is its rule's address");
+
+// struct cmap_impl and struct cmap_bucket are private to OVS 3.1's
+// lib/cmap.c (64-byte cache lines, 64-bit pointers): the header line holds
+// n, max_n, min_n, mask, basis; buckets follow from the second line.  A
+// bucket is {uint32 counter; uint32 hashes[5]; cmap_node nodes[5]}.
+// jit_test's CmapLayoutIsOvs checks these against a cmap OVS filled.
+constexpr uint32_t kCmapImplMask = 12;
+constexpr uint32_t kCmapImplBasis = 16;
+constexpr uint32_t kCmapImplBuckets = 64;
+constexpr uint32_t kCmapBucketShift = 6;  // 64-byte buckets
+constexpr uint32_t kCmapBucketNodes = 24;
+constexpr uint32_t kCmapHashLanes = 0x3e;  // dwords 1..5 of the bucket
 static_assert(offsetof(CmapNode, next) == 0);
 
 // The hash of the OVS build this code is linked into (classifier/hash.hpp):
@@ -46,7 +57,11 @@ LookupGenerator::LookupGenerator(const LookupShape& shape, LookupProfile* profil
     scratch_off_ = 0;
     hashes_off_ = scratch_off_ + kMaxBurst * stride_;
     nodes_off_ = hashes_off_ + kMaxBurst * 4;
-    slow_count_off_ = nodes_off_ + kMaxBurst * 8;
+    h1_off_ = nodes_off_ + kMaxBurst * 8;
+    c1_off_ = h1_off_ + kMaxBurst * 4;
+    b1_off_ = c1_off_ + kMaxBurst * 4;
+    b2_off_ = b1_off_ + kMaxBurst * 8;
+    slow_count_off_ = b2_off_ + kMaxBurst * 8;
     sample_off_ = slow_count_off_ + 8;
     // After six pushes rsp is 8 mod 16: a frame of 8 mod 16 realigns it for
     // the call into cmap_find_batch().
@@ -60,10 +75,10 @@ LookupGenerator::LookupGenerator(const LookupShape& shape, LookupProfile* profil
 }
 
 size_t LookupGenerator::reserved_bytes(const LookupShape& shape) {
-    // Measured (jit_test prints it): about 400 bytes fixed, and at most 80
+    // Measured (jit_test prints it): about 800 bytes fixed, and at most 80
     // bytes per block with CRC32 (both paths and the compare), 190 with
     // mhash; reserved with a margin.
-    const size_t bytes = 512 + shape.blocks() * (kCrc32 ? 104 : 208);
+    const size_t bytes = 1024 + shape.blocks() * (kCrc32 ? 96 : 200);
     return (bytes + kCodePageBytes - 1) / kCodePageBytes * kCodePageBytes;
 }
 
@@ -157,20 +172,26 @@ void LookupGenerator::emit_hash_add() {
 
 // hash = hash_finish(hash, blocks * 8).  Clobbers value_.
 void LookupGenerator::emit_hash_finish() {
-    const Reg32 h = hash_.cvt32(), t = value_.cvt32();
+    mov(value_.cvt32(), blocks_ * 8);
+    emit_finish(hash_, value_, value_.cvt32());
+}
+
+// h = hash_finish(h, final) (final: a 32-bit value, zero-extended); `t` is
+// a scratch register and may be `final`'s own.
+void LookupGenerator::emit_finish(const Reg64& hash, const Reg64& final, const Reg32& t) {
+    const Reg32 h = hash.cvt32();
     auto xor_shift = [&](int shift) {
         mov(t, h);
         shr(t, shift);
         xor_(h, t);
     };
     if (kCrc32) {
-        mov(t, blocks_ * 8);
-        crc32(hash_, value_);
+        crc32(hash, final);
         imul(h, h, kCrcFinishMul);
         xor_shift(16);
         return;
     }
-    xor_(h, blocks_ * 8);
+    xor_(h, final.cvt32());
     xor_shift(16);
     imul(h, h, kMhashFinish1);
     xor_shift(13);
@@ -225,35 +246,149 @@ void LookupGenerator::emit_probe() {
     mov(present_, qword[rsp + sample_off_ + 8]);
     mov(qword[idx_ + offsetof(LookupProfile, sample_map) + 8], present_);
     L(no_sample);
+    emit_cmap_find_batch();
+}
 
-    // found = cmap_find_batch(&subtable->rules, keys_map, hashes, nodes)
+// OVS's cmap_find_batch() (lib/cmap.c), inline, in its three rounds and with
+// its concurrent-reader protocol: a bucket is read between two reads of its
+// counter, which must be even and unchanged (else read again); a key not in
+// its first bucket is looked for in its second; and when it is in neither
+// but the first bucket changed meanwhile (a writer may have moved it), OVS's
+// own cmap_find() takes a stable reading of both.  x86 keeps loads in
+// order, so OVS's acquire fences need no instruction here.
+//
+// The difference: a bucket's five hashes are compared with the key's in one
+// vpcmpeqd over the bucket's first 32 bytes (counter, hashes[5], half a
+// node), whose mask bits 1..5 are the hashes.
+void LookupGenerator::emit_cmap_find_batch() {
+    const Reg64 impl = r8, bucket = rdi, node = rax, counter = rdx, hash = rcx, round2 = r11;
+    const Reg32 mask = r9d, basis = r10d;
+    Label round1, round2_loop, round2_miss, round2_next, round3, round3_found, round3_miss,
+        round3_next, done;
+
+    mov(impl, qword[subtable_ + kSubtableRules]);  // cmap->impl (rcu-protected)
+    mov(mask, dword[impl + kCmapImplMask]);
+    mov(basis, dword[impl + kCmapImplBasis]);
+
+    // Round 1: first buckets, h1 = rehash(impl, hash), prefetched.
+    mov(iter_.cvt32(), found_.cvt32());
+    L(round1);
+    tzcnt(index_.cvt32(), iter_.cvt32());
+    mov(hash.cvt32(), dword[rsp + hashes_off_ + index_ * 4]);
+    mov(node.cvt32(), basis);
+    emit_finish(node, hash, counter.cvt32());
+    mov(dword[rsp + h1_off_ + index_ * 4], node.cvt32());
+    emit_bucket_address(node, mask, impl, bucket);
+    mov(qword[rsp + b1_off_ + index_ * 8], bucket);
+    prefetcht0(ptr[bucket]);
+    blsr(iter_.cvt32(), iter_.cvt32());
+    jnz(round1);
+
+    // Round 2: look in the first buckets; prefetch the second ones of
+    // the keys not found.
+    xor_(round2.cvt32(), round2.cvt32());
+    mov(iter_.cvt32(), found_.cvt32());
+    L(round2_loop);
+    tzcnt(index_.cvt32(), iter_.cvt32());
+    mov(bucket, qword[rsp + b1_off_ + index_ * 8]);
+    mov(hash.cvt32(), dword[rsp + hashes_off_ + index_ * 4]);
+    emit_find_in_bucket(bucket, hash, node, counter);
+    test(node, node);
+    jz(round2_miss);
+    mov(qword[rsp + nodes_off_ + index_ * 8], node);
+    prefetcht0(ptr[node + kRuleValues]);
+    jmp(round2_next);
+    L(round2_miss);
+    mov(dword[rsp + c1_off_ + index_ * 4], counter.cvt32());
+    mov(node.cvt32(), dword[rsp + h1_off_ + index_ * 4]);
+    rol(node.cvt32(), 16);  // other_hash(h1)
+    emit_bucket_address(node, mask, impl, bucket);
+    mov(qword[rsp + b2_off_ + index_ * 8], bucket);
+    prefetcht0(ptr[bucket]);
+    bts(round2.cvt32(), index_.cvt32());
+    L(round2_next);
+    blsr(iter_.cvt32(), iter_.cvt32());
+    jnz(round2_loop);
+
+    // Round 3: the second buckets.
+    test(round2.cvt32(), round2.cvt32());
+    jz(done, T_NEAR);
+    mov(iter_.cvt32(), round2.cvt32());
+    L(round3);
+    tzcnt(index_.cvt32(), iter_.cvt32());
+    mov(bucket, qword[rsp + b2_off_ + index_ * 8]);
+    mov(hash.cvt32(), dword[rsp + hashes_off_ + index_ * 4]);
+    emit_find_in_bucket(bucket, hash, node, counter);
+    test(node, node);
+    jnz(round3_found);
+    mov(bucket, qword[rsp + b1_off_ + index_ * 8]);
+    mov(counter.cvt32(), dword[bucket]);
+    cmp(counter.cvt32(), dword[rsp + c1_off_ + index_ * 4]);
+    je(round3_miss);
+    // The first bucket changed since round 2: let cmap_find() read both
+    // buckets stably.  (Only rbx, rbp and r12-r15 live across the call.)
     lea(rdi, ptr[subtable_ + kSubtableRules]);
-    mov(esi, found_.cvt32());
-    lea(rdx, ptr[rsp + hashes_off_]);
-    lea(rcx, ptr[rsp + nodes_off_]);
-    mov(rax, reinterpret_cast<uint64_t>(&cmap_find_batch));
+    mov(esi, dword[rsp + hashes_off_ + index_ * 4]);
+    mov(rax, reinterpret_cast<uint64_t>(&cmap_find));
     call(rax);
-    mov(found_.cvt32(), eax);
+    test(node, node);
+    jnz(round3_found);
+    L(round3_miss);
+    btr(found_.cvt32(), index_.cvt32());
+    jmp(round3_next);
+    L(round3_found);
+    mov(qword[rsp + nodes_off_ + index_ * 8], node);
+    prefetcht0(ptr[node + kRuleValues]);
+    L(round3_next);
+    blsr(iter_.cvt32(), iter_.cvt32());
+    jnz(round3);
+    L(done);
+}
+
+// bucket = &impl->buckets[h & mask]; clobbers h.
+void LookupGenerator::emit_bucket_address(const Reg64& h, const Reg32& mask, const Reg64& impl,
+                                          const Reg64& bucket) {
+    and_(h.cvt32(), mask);
+    shl(h, kCmapBucketShift);
+    lea(bucket, ptr[impl + h + kCmapImplBuckets]);
+}
+
+// cmap_find_in_bucket() between two reads of an even, unchanged counter:
+// node = the first entry of `bucket` whose hash is `hash`'s low 32 bits, or
+// 0; `counter` = the counter it was read under.  Clobbers ymm1, ymm2.
+void LookupGenerator::emit_find_in_bucket(const Reg64& bucket, const Reg64& hash, const Reg64& node,
+                                          const Reg64& counter) {
+    Label retry, odd, none, check;
+    vmovd(xmm1, hash.cvt32());
+    vpbroadcastd(ymm1, xmm1);
+    jmp(retry);
+    L(odd);
+    pause();  // a writer is in the bucket
+    L(retry);
+    mov(counter.cvt32(), dword[bucket]);
+    test(counter.cvt8(), 1);
+    jnz(odd);
+    vpcmpeqd(ymm2, ymm1, yword[bucket]);
+    vmovmskps(node.cvt32(), ymm2);
+    and_(node.cvt32(), kCmapHashLanes);
+    jz(none);
+    tzcnt(node.cvt32(), node.cvt32());  // lane j holds hashes[j - 1]
+    mov(node, qword[bucket + node * 8 + kCmapBucketNodes - 8]);
+    jmp(check);
+    L(none);
+    xor_(node.cvt32(), node.cvt32());
+    L(check);
+    cmp(counter.cvt32(), dword[bucket]);
+    jne(retry);
 }
 
 void LookupGenerator::emit_verify() {
-    Label prefetch_loop, verify_key, chain, next_node, next_key;
+    Label verify_key, chain, next_node, next_key;
     const Reg64 node = hash_;  // rax: the hash is stored, reuse the register
 
-    mov(iter_.cvt32(), found_.cvt32());
-    test(iter_.cvt32(), iter_.cvt32());
+    // The candidate rules were prefetched as the cmap rounds found them.
+    test(found_.cvt32(), found_.cvt32());
     jz(epilogue_, T_NEAR);
-    // Start every candidate rule's load before comparing any.
-    L(prefetch_loop);
-    tzcnt(index_.cvt32(), iter_.cvt32());
-    mov(node, qword[rsp + nodes_off_ + index_ * 8]);
-    prefetcht0(ptr[node + kRuleValues]);
-    if (kRuleValues % 64 + stride_ > 64) {
-        prefetcht0(ptr[node + kRuleValues + stride_ - 8]);
-    }
-    blsr(iter_.cvt32(), iter_.cvt32());
-    jnz(prefetch_loop);
-
     mov(iter_.cvt32(), found_.cvt32());
     L(verify_key);
     tzcnt(index_.cvt32(), iter_.cvt32());
