@@ -20,7 +20,14 @@ struct SubtableJit {
     CompiledLookup* current = nullptr;
     std::vector<CompiledLookup*> retired;
     uint64_t slow_seen = 0;  // current->profile.slow_keys at the last probe
+    uint32_t tier_ups = 0;
 };
+
+// A subtable is recompiled for a new expected map at most this often: once
+// for its traffic, once more if the traffic's map changes.  Traffic whose
+// maps keep changing (a flood of odd packets) stays on the slow path rather
+// than making the JIT chase it.
+constexpr uint32_t kMaxTierUps = 2;
 
 void stderr_sink(const char* line) { std::fprintf(stderr, "ovscls-jit: %s\n", line); }
 
@@ -166,7 +173,8 @@ void maybe_tier_up(State& s, SubtableJit& st, uint32_t hits) {
     const uint64_t slow = std::atomic_ref<uint64_t>(p.slow_keys).load(std::memory_order_relaxed);
     const uint64_t delta = slow - st.slow_seen;
     st.slow_seen = slow;
-    if (delta < std::max<uint32_t>(s.config.hot_hits, 1) || delta * 2 < hits) {
+    if (st.tier_ups >= kMaxTierUps || delta < std::max<uint32_t>(s.config.hot_hits, 1) ||
+        delta * 2 < hits) {
         return;
     }
     const MiniflowMap sample{
@@ -179,6 +187,7 @@ void maybe_tier_up(State& s, SubtableJit& st, uint32_t hits) {
     }
     if (CompiledLookup* next = acquire({st.mask_map, sample}, s.config)) {
         install(st, next);
+        st.tier_ups++;
         s.tier_ups++;
     }
 }
