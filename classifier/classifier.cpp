@@ -174,7 +174,9 @@ bool Classifier::lookup(const netdev_flow_key* keys[], size_t cnt, dpcls_rule** 
     int lookups_match = 0;
     int position = 1;
     const PvectorImpl* impl = subtables_->impl.load(std::memory_order_acquire);
-    const size_t size = impl->size.load(std::memory_order_relaxed);
+    // Acquire: pvector_insert() may append to the published vector in place,
+    // storing the entry before it release-stores the new size.
+    const size_t size = impl->size.load(std::memory_order_acquire);
     for (size_t s = 0; s < size && keys_map; s++, position++) {
         auto* subtable = static_cast<dpcls_subtable*>(impl->vector[s].ptr);
         ovsb_lookup_func fn = view(subtable)->lookup_func.load(std::memory_order_acquire);

@@ -14,11 +14,15 @@ size_t page_round(size_t size) {
     return (size + page - 1) / page * page;
 }
 
-// munmap() needs the length: remember it per mapping.
-std::mutex sizes_mutex;
-std::unordered_map<uint8_t*, size_t>& sizes() {
-    static std::unordered_map<uint8_t*, size_t> map;
-    return map;
+// munmap() needs the length: remember it per mapping.  Never destroyed:
+// OVS-RCU's thread may unmap postponed code while the process exits.
+struct Mappings {
+    std::mutex mutex;
+    std::unordered_map<uint8_t*, size_t> sizes;
+};
+Mappings& mappings() {
+    static Mappings* m = new Mappings;
+    return *m;
 }
 
 }  // namespace
@@ -37,8 +41,9 @@ uint8_t* CodeMemory::alloc(size_t size) {
     if (p == MAP_FAILED) {
         return nullptr;
     }
-    std::lock_guard lock(sizes_mutex);
-    sizes()[static_cast<uint8_t*>(p)] = len;
+    Mappings& m = mappings();
+    std::lock_guard lock(m.mutex);
+    m.sizes[static_cast<uint8_t*>(p)] = len;
     mapped_.fetch_add(len, std::memory_order_relaxed);
     return static_cast<uint8_t*>(p);
 }
@@ -49,13 +54,14 @@ void CodeMemory::free(uint8_t* p) {
     }
     size_t len;
     {
-        std::lock_guard lock(sizes_mutex);
-        auto it = sizes().find(p);
-        if (it == sizes().end()) {
+        Mappings& m = mappings();
+        std::lock_guard lock(m.mutex);
+        auto it = m.sizes.find(p);
+        if (it == m.sizes.end()) {
             return;
         }
         len = it->second;
-        sizes().erase(it);
+        m.sizes.erase(it);
     }
     munmap(p, len);
     mapped_.fetch_sub(len, std::memory_order_relaxed);

@@ -1,7 +1,16 @@
 // Readers look up without pause while a writer inserts and removes rules,
 // creates and destroys subtables, re-ranks them and changes implementation
 // priorities.  A rule that stays present is never missed, and no reader sees
-// freed memory (run this under ThreadSanitizer: build with -DOVSCLS_TSAN=ON).
+// freed memory (run this under ThreadSanitizer: build with -DOVSCLS_TSAN=ON,
+// and AddressSanitizer: -DOVSCLS_ASAN=ON).
+//
+// The JIT takes part: every new subtable gets code at once (hot_hits 0),
+// ranking tiers stable subtables up to their fast path, priority changes
+// move subtables off and back onto JIT code, and removed subtables take
+// their code with them, all while readers run it.  Each burst carries a key
+// that matches nothing, so readers call every subtable's lookup, the code
+// of subtables being destroyed included.  Code freed too early would crash
+// the readers; none may.
 //
 // Reader threads follow the PMD thread protocol of OVS-RCU: they are active
 // (ovsrcu_quiesce_end) while looking up and quiesce between bursts, so
@@ -13,6 +22,7 @@
 
 #include "classifier.hpp"
 #include "generators.hpp"
+#include "jit_lookup.hpp"
 
 namespace ovscls::test {
 namespace {
@@ -47,6 +57,13 @@ TEST(Concurrency, StableRulesAreNeverMissedWhileWriterChurns) {
     const auto duration = std::chrono::milliseconds(
         std::getenv("CONCURRENCY_MS") ? std::atoi(std::getenv("CONCURRENCY_MS")) : 3000);
 
+    const jit::JitConfig saved_jit = jit::config();
+    jit::JitConfig jit_cfg = saved_jit;
+    jit_cfg.hot_hits = 0;
+    jit_cfg.cache.compiles_per_sec = 1000000;
+    jit::configure(jit_cfg);
+    const jit::JitStats jit_before = jit::stats();
+
     LookupRegistry registry;
     Classifier cls(registry);
     Gen g(2024);
@@ -68,6 +85,11 @@ TEST(Concurrency, StableRulesAreNeverMissedWhileWriterChurns) {
         }
     }
 
+    // Marker word 5: neither a stable rule's (0) nor a churn rule's (~0).
+    FullFlow miss_flow = marked_flow(g, true);
+    miss_flow[kMarkerWord] = 5;
+    const FlowKey miss_key = g.key(miss_flow, masks[0], false, true);
+
     std::atomic<bool> stop{false};
     std::atomic<uint64_t> lookups{0}, misses{0}, wrong{0};
     auto reader = [&](uint32_t seed) {
@@ -83,9 +105,13 @@ TEST(Concurrency, StableRulesAreNeverMissedWhileWriterChurns) {
                 which[i] = rg.below(stable_keys.size());
                 keys[i] = ovs(&stable_keys[which[i]]);
             }
+            const uint32_t nowhere = rg.below(cnt);  // this key matches no rule
+            keys[nowhere] = ovs(&miss_key);
             cls.lookup(keys, cnt, rules);
             for (uint32_t i = 0; i < cnt; i++) {
-                if (!rules[i]) {
+                if (i == nowhere) {
+                    wrong.fetch_add(rules[i] != nullptr, std::memory_order_relaxed);
+                } else if (!rules[i]) {
                     misses.fetch_add(1, std::memory_order_relaxed);
                 } else if (rules[i] != stable_rules[which[i]]) {
                     wrong.fetch_add(1, std::memory_order_relaxed);
@@ -133,6 +159,10 @@ TEST(Concurrency, StableRulesAreNeverMissedWhileWriterChurns) {
             ASSERT_TRUE(registry.set_priority("generic", round % 10 ? 5 : 1));
             prio_changes++;
         }
+        if (round % 7 == 0) {
+            ASSERT_TRUE(registry.set_priority("jit_avx2", round % 14 ? 0 : 3));
+            prio_changes++;
+        }
         for (dpcls_rule* rule : churn) {
             ASSERT_TRUE(cls.remove(rule));
             removed++;
@@ -155,6 +185,13 @@ TEST(Concurrency, StableRulesAreNeverMissedWhileWriterChurns) {
     EXPECT_GT(prio_changes, 1u);
     EXPECT_EQ(cls.rule_count(), stable_rules.size());
     EXPECT_EQ(cls.subtables().size(), masks.size());
+    const jit::JitStats jit_after = jit::stats();
+    std::printf("jit: %llu compiles, %llu tier-ups\n",
+                (unsigned long long)(jit_after.cache.compiles - jit_before.cache.compiles),
+                (unsigned long long)(jit_after.tier_ups - jit_before.tier_ups));
+    EXPECT_GT(jit_after.cache.compiles, jit_before.cache.compiles + 10);
+    EXPECT_GT(jit_after.tier_ups, jit_before.tier_ups);
+    jit::configure(saved_jit);
     ovsb_rcu_quiesce();
 }
 

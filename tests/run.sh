@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the GoogleTest suites against both OVS build flavours
 # (sse42: CRC32 hash, the default; debian: Debian's flags, mhash), the
-# concurrency test under ThreadSanitizer, a short microbenchmark smoke run,
+# concurrency and JIT tests under ThreadSanitizer and AddressSanitizer, a
+# short microbenchmark smoke run, the JIT flood run,
 # and ovs-vswitchd with the plugin built in (tests/vswitchd/run.sh: OVS's
 # own testsuite subsets and the project's end-to-end tests).  Installs its
 # own packages (scripts/install-deps.sh).
@@ -34,10 +35,15 @@ for flavour in sse42 debian; do
     run_ctest "build/$flavour"
 done
 
-echo "=== concurrency test under ThreadSanitizer"
-scripts/build.sh tsan --target concurrency_test
+echo "=== concurrency and JIT tests under ThreadSanitizer"
+scripts/build.sh tsan --target concurrency_test --target jit_test
 export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1"
-run_ctest build/tsan -R concurrency_test
+run_ctest build/tsan -R 'concurrency_test|jit_test'
+
+echo "=== concurrency and JIT tests under AddressSanitizer"
+scripts/build.sh asan --target concurrency_test --target jit_test
+export ASAN_OPTIONS="halt_on_error=1 detect_leaks=0"
+run_ctest build/asan -R 'concurrency_test|jit_test'
 
 echo "=== microbenchmark smoke run (one fingerprint)"
 if build/sse42/perf/microbench --quick --benchmark_filter='^4,1/real/1000/' \
@@ -45,6 +51,14 @@ if build/sse42/perf/microbench --quick --benchmark_filter='^4,1/real/1000/' \
     passed=$((passed + 1))
 else
     echo "microbench smoke run failed" >&2
+    failed=$((failed + 1))
+fi
+
+echo "=== JIT flood (10000 new masks): bounded compiles, every packet hits"
+if build/sse42/perf/jit_flood >/dev/null; then
+    passed=$((passed + 1))
+else
+    echo "jit_flood failed" >&2
     failed=$((failed + 1))
 fi
 
