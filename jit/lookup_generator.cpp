@@ -63,9 +63,10 @@ LookupGenerator::LookupGenerator(const LookupShape& shape, LookupProfile* profil
     b2_off_ = b1_off_ + kMaxBurst * 8;
     slow_count_off_ = b2_off_ + kMaxBurst * 8;
     sample_off_ = slow_count_off_ + 8;
+    impl_off_ = sample_off_ + 16;
     // After six pushes rsp is 8 mod 16: a frame of 8 mod 16 realigns it for
     // the call into cmap_find_batch().
-    frame_bytes_ = ((sample_off_ + 16 + 15) & ~15u) + 8;
+    frame_bytes_ = ((impl_off_ + 8 + 15) & ~15u) + 8;
 
     emit_prologue();
     emit_flatten_and_hash();
@@ -93,6 +94,10 @@ void LookupGenerator::emit_prologue() {
     mov(rules_, rcx);
     mov(iter_.cvt32(), esi);
     mov(dword[rsp + slow_count_off_], 0);
+    // cmap->impl, read once (rcu-protected): every key of the burst is
+    // looked up in the same impl, as cmap_find_batch() does.
+    mov(rax, qword[subtable_ + kSubtableRules]);
+    mov(qword[rsp + impl_off_], rax);
     test(iter_.cvt32(), iter_.cvt32());
     jz(epilogue_, T_NEAR);
 }
@@ -126,6 +131,19 @@ void LookupGenerator::emit_flatten_and_hash() {
     L(hashed);
     emit_hash_finish();
     mov(dword[rsp + hashes_off_ + index_ * 4], hash_.cvt32());
+
+    // cmap_find_batch()'s round 1, while the key is at hand: the first
+    // bucket, h1 = rehash(impl, hash), is computed and prefetched now, so
+    // its load overlaps the next keys' flattening.
+    const Reg64 impl = map0_, bucket = out_;
+    mov(impl, qword[rsp + impl_off_]);
+    mov(value_.cvt32(), hash_.cvt32());
+    mov(hash_.cvt32(), dword[impl + kCmapImplBasis]);
+    emit_finish(hash_, value_, idx_.cvt32());
+    mov(dword[rsp + h1_off_ + index_ * 4], hash_.cvt32());
+    emit_bucket_address(hash_, dword[impl + kCmapImplMask], impl, bucket);
+    mov(qword[rsp + b1_off_ + index_ * 8], bucket);
+    prefetcht0(ptr[bucket]);
 
     blsr(iter_.cvt32(), iter_.cvt32());
     jnz(key_loop, T_NEAR);
@@ -262,27 +280,14 @@ void LookupGenerator::emit_probe() {
 // node), whose mask bits 1..5 are the hashes.
 void LookupGenerator::emit_cmap_find_batch() {
     const Reg64 impl = r8, bucket = rdi, node = rax, counter = rdx, hash = rcx, round2 = r11;
-    const Reg32 mask = r9d, basis = r10d;
-    Label round1, round2_loop, round2_miss, round2_next, round3, round3_found, round3_miss,
-        round3_next, done;
+    const Reg32 mask = r9d;
+    Label round2_loop, round2_miss, round2_next, round3, round3_found, round3_miss, round3_next,
+        done;
 
-    mov(impl, qword[subtable_ + kSubtableRules]);  // cmap->impl (rcu-protected)
+    // Round 1 ran in the flattening loop (first buckets computed and
+    // prefetched), on the impl read once in the prologue.
+    mov(impl, qword[rsp + impl_off_]);
     mov(mask, dword[impl + kCmapImplMask]);
-    mov(basis, dword[impl + kCmapImplBasis]);
-
-    // Round 1: first buckets, h1 = rehash(impl, hash), prefetched.
-    mov(iter_.cvt32(), found_.cvt32());
-    L(round1);
-    tzcnt(index_.cvt32(), iter_.cvt32());
-    mov(hash.cvt32(), dword[rsp + hashes_off_ + index_ * 4]);
-    mov(node.cvt32(), basis);
-    emit_finish(node, hash, counter.cvt32());
-    mov(dword[rsp + h1_off_ + index_ * 4], node.cvt32());
-    emit_bucket_address(node, mask, impl, bucket);
-    mov(qword[rsp + b1_off_ + index_ * 8], bucket);
-    prefetcht0(ptr[bucket]);
-    blsr(iter_.cvt32(), iter_.cvt32());
-    jnz(round1);
 
     // Round 2: look in the first buckets; prefetch the second ones of
     // the keys not found.
@@ -346,7 +351,7 @@ void LookupGenerator::emit_cmap_find_batch() {
 }
 
 // bucket = &impl->buckets[h & mask]; clobbers h.
-void LookupGenerator::emit_bucket_address(const Reg64& h, const Reg32& mask, const Reg64& impl,
+void LookupGenerator::emit_bucket_address(const Reg64& h, const Operand& mask, const Reg64& impl,
                                           const Reg64& bucket) {
     and_(h.cvt32(), mask);
     shl(h, kCmapBucketShift);

@@ -93,7 +93,7 @@ class LookupGenerator : public Xbyak::CodeGenerator {
     void emit_hash_finish();
     void emit_finish(const Xbyak::Reg64& hash, const Xbyak::Reg64& final, const Xbyak::Reg32& t);
     void emit_cmap_find_batch();
-    void emit_bucket_address(const Xbyak::Reg64& h, const Xbyak::Reg32& mask,
+    void emit_bucket_address(const Xbyak::Reg64& h, const Xbyak::Operand& mask,
                              const Xbyak::Reg64& impl, const Xbyak::Reg64& bucket);
     void emit_find_in_bucket(const Xbyak::Reg64& bucket, const Xbyak::Reg64& hash,
                              const Xbyak::Reg64& node, const Xbyak::Reg64& counter);
@@ -109,7 +109,7 @@ class LookupGenerator : public Xbyak::CodeGenerator {
 
     // Frame layout (offsets from rsp after the prologue).
     Xbyak::Label epilogue_;
-    uint32_t h1_off_ = 0, c1_off_ = 0, b1_off_ = 0, b2_off_ = 0;  // cmap rounds' state
+    uint32_t h1_off_ = 0, c1_off_ = 0, b1_off_ = 0, b2_off_ = 0, impl_off_ = 0;  // cmap state
     uint32_t scratch_off_ = 0, hashes_off_ = 0, nodes_off_ = 0, slow_count_off_ = 0,
              sample_off_ = 0, frame_bytes_ = 0;
 
