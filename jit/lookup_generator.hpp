@@ -9,9 +9,9 @@
 // Shape of the emitted code, for a (4,1) subtable with an expected map:
 //
 //   prologue    push the six callee-saved registers, reserve the frame:
-//               [rsp + kScratch]  32 x blocks x 8 bytes of flattened keys
-//               [rsp + kHashes]   32 hashes   [rsp + kNodes] 32 cmap nodes
-//               [rsp + kSlow..]   slow-path key count and a sample map
+//               32 x blocks x 8 bytes of flattened keys, and per key its
+//               hash, h1, first/second bucket, bucket counter and node;
+//               the slow-path count and sample map; impl = cmap->impl
 //   key_loop:   i = tzcnt(iter); key = keys[i]; map0, map1 = key->map
 //               cmp map0, EXPECTED0; jne slow; cmp map1, EXPECTED1; jne slow
 //     fast:     per block b (value index k fixed by the expected map):
@@ -23,23 +23,28 @@
 //                 present = -(bt map_u, p); v &= present & mask[b]
 //                 mov [out + 8b], v;  crc32 hash, v
 //     hashed:   hash_finish: crc32 hash, 8n; imul 0x805204f3; xor hash>>16
-//
-// "crc32 hash, v" stands for hash_add64() of the OVS build the code is
-// linked into: one crc32 instruction when OVS was built with SSE4.2, else
-// OVS's mhash (two rounds of imul/rol/imul/xor/rol/lea over the halves),
-// and hash_finish() likewise.
-//               hashes[i] = hash; iter = blsr(iter); jnz key_loop
-//   probe:      once per burst, if any key took the slow path: add the count
-//               and store the sample map in the profile (tier-up input);
-//               found = cmap_find_batch(&subtable->rules, keys_map, hashes,
-//                                       nodes)       (OVS's own, so cmap's
-//               concurrent-reader protocol is OVS's by construction)
-//   prefetch:   prefetcht0 every candidate rule
+//               hashes[i] = hash
+//               cmap round 1: h1 = hash_finish(impl->basis, hash);
+//               b1 = &impl->buckets[h1 & impl->mask]; prefetcht0 [b1]
+//               iter = blsr(iter); jnz key_loop
+//   profile:    once per burst, if any key took the slow path: add the count
+//               and store the sample map in the profile (tier-up input)
+//   round 2:    per key, in b1 between two reads of its even, unchanged
+//               counter: vpcmpeqd of the hash against the bucket's first 32
+//               bytes, lanes 1..5 = hashes[0..4]; found: node, prefetch the
+//               rule; else b2 = bucket of rol(h1, 16), prefetched
+//   round 3:    per key left, the same in b2; in neither, and b1's counter
+//               moved: OVS's cmap_find() reads both stably; else a miss
 //   verify:     per found key, along its node chain: compare the rule's key
 //               with the flattened blocks 256 bits at a time (vpxor/vpor,
 //               vptest), 128 and 64 for the rest; first equal one wins,
 //               rules[i] = rule; a chain without one clears bit i.
 //   epilogue:   subtable->hit_cnt += popcnt(found); vzeroupper; return found
+//
+// "crc32 hash, v" stands for hash_add64() of the OVS build the code is
+// linked into: one crc32 instruction when OVS was built with SSE4.2, else
+// OVS's mhash (two rounds of imul/rol/imul/xor/rol/lea over the halves),
+// and hash_finish() likewise.
 //
 // Without an expected map (the first tier, before any packet was seen) the
 // map check and fast path are left out and every key takes the slow path.
@@ -49,7 +54,9 @@
 // popcounts, loads of key, mask and the stores are independent, and each
 // key's CRC32 chain is independent of the next key's, so the out-of-order
 // core overlaps consecutive keys' chains (the loop body is short enough for
-// several iterations to be in flight).  Requires POPCNT, BMI1/BMI2 (tzcnt,
+// several iterations to be in flight).  Each key's first cmap bucket is
+// prefetched as soon as its hash is known, a whole burst ahead of its use;
+// a bucket is searched with one compare instead of a loop.  Requires POPCNT, BMI1/BMI2 (tzcnt,
 // blsr, bzhi), AVX2 (the 256-bit compare) and, in the CRC32 flavour, SSE4.2.
 #pragma once
 
