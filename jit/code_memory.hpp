@@ -4,10 +4,11 @@
 // Each generated lookup gets its own page(s), mapped read-write for the
 // generator to emit into and switched to read-execute before its address is
 // published (LookupGenerator + setProtectModeRE()).  Pages are never
-// switched back while any thread may run them: they are unmapped only after
-// an RCU grace period (code_cache.cpp).  A page per lookup costs 4 KiB but
-// means no page that is executing is ever made writable again to add a
-// neighbour's code.
+// switched back while any thread may run them: only after an RCU grace
+// period (code_cache.cpp) are they made read-write again and unmapped, or
+// kept in a small pool of ready pages for the next compile.  A page per
+// lookup costs 4 KiB but means no page that is executing is ever made
+// writable again to add a neighbour's code.
 #pragma once
 
 #include <xbyak/xbyak.h>
@@ -24,7 +25,8 @@ class CodeMemory : public Xbyak::Allocator {
     uint8_t* alloc(size_t size) override;
     void free(uint8_t* p) override;
 
-    // Bytes currently mapped for code, across all instances.
+    // Bytes currently holding code (live or awaiting its grace period),
+    // across all instances; pooled pages are not counted.
     static size_t mapped_bytes() { return mapped_.load(std::memory_order_relaxed); }
 
     // Test hook (fault injection): the next `n` allocations fail.
