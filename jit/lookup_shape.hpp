@@ -68,7 +68,13 @@ struct LookupShape {
 
     // "u4_u1" style name for symbols and logs.
     std::string fingerprint() const {
-        return "u" + std::to_string(u0()) + "_u" + std::to_string(u1());
+        // Appended piecewise: GCC 12's -O3 warns falsely (-Wrestrict) on
+        // "literal" + std::string temporaries.
+        std::string out = "u";
+        out += std::to_string(u0());
+        out += "_u";
+        out += std::to_string(u1());
+        return out;
     }
 
     friend bool operator==(const LookupShape& a, const LookupShape& b) {

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 cache=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
 key=$( (cat patches/series patches/*.patch patches/build-ovs.sh CMakeLists.txt \
     classifier/lookup*.cpp classifier/*.hpp classifier/ovs_abi.h classifier/ovs_bridge.h \
-    classifier/fingerprints.def plugin/*.cpp) | sha256sum | cut -c1-16)
+    classifier/fingerprints.def plugin/*.cpp jit/*.cpp jit/*.hpp) | sha256sum | cut -c1-16)
 name=$(printf '%s' "$*" | tr -c 'a-z0-9' '-' | sed 's/--*/-/g; s/^-//; s/-$//')
 prefix="$cache/ovs-patched-${name:-stock}-$key"
 if [ ! -f "$prefix/.built" ]; then

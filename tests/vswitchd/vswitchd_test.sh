@@ -52,7 +52,10 @@ ovsdb-server "$work/conf.db" --detach --no-chdir --pidfile --log-file \
 ovs-vsctl --no-wait init
 # EMC off, so that repeated packets go through dpcls, not the exact-match cache.
 ovs-vsctl --no-wait set Open_vSwitch . other_config:emc-insert-inv-prob=0
-ovs-vswitchd --enable-dummy --disable-system --disable-system-route --dummy-numa 0,0 \
+# The JIT compiles a subtable after 2 hits in a ranking interval (64 by
+# default), so that a few injected packets make subtables hot.
+OVSCLS_JIT_HOT_HITS=2 \
+    ovs-vswitchd --enable-dummy --disable-system --disable-system-route --dummy-numa 0,0 \
     --detach --no-chdir --pidfile --log-file 2>"$work/ovs-vswitchd.stderr"
 ovs-vsctl add-br br0 -- set bridge br0 datapath-type=dummy fail-mode=secure \
     other-config:hwaddr=aa:55:aa:55:00:00 \
@@ -106,7 +109,8 @@ send 10
 check "forwarding, plugin defaults: every packet where its rule sends it" expect_tx 30 20
 
 info=$(ovs-appctl dpif-netdev/subtable-lookup-info-get)
-check "info-get lists specialized at priority 3" grep -q '  specialized (Use count: [1-9][0-9]*, Priority: 3)' <<<"$info"
+check "info-get lists jit_avx2 at priority 4" grep -q '  jit_avx2 (Use count: [0-9]*, Priority: 4)' <<<"$info"
+check "info-get lists specialized at priority 3" grep -q '  specialized (Use count: [0-9]*, Priority: 3)' <<<"$info"
 check "info-get lists runtime at priority 2" grep -q '  runtime (Use count: [0-9]*, Priority: 2)' <<<"$info"
 
 show=$(ovs-appctl dpif-netdev/subtable-show)
@@ -114,12 +118,29 @@ check "subtable-show lists the PMD thread's subtables" grep -q '^pmd thread numa
 check "subtable-show lists the main thread's subtables" grep -q '^main thread' <<<"$show"
 check "subtable-show names the in_port" grep -Eq '^  in_port [0-9]+ \(p1\): [0-9]+ subtables' <<<"$show"
 check "subtable-show names the lookup and the masked fields" \
-    grep -Eq '^    \([0-9]+,[0-9]+\) lookup (specialized|runtime), rules [0-9]+, hits [0-9]+: .*recirc_id' <<<"$show"
+    grep -Eq '^    \([0-9]+,[0-9]+\) lookup (jit_avx2|specialized|runtime), rules [0-9]+, hits [0-9]+: .*recirc_id' <<<"$show"
 check "subtable-show shows the nw_dst prefix mask (OVS's field name ip_dst)" \
     grep -q 'ip_dst/255.255.0.0' <<<"$show"
 check "subtable-show summarizes fingerprints" grep -Eq '^  \([0-9]+,[0-9]+\): hits [0-9]+, subtables [0-9]+, lookup ' <<<"$show"
 check "rules of several masks made at least three subtables" \
     test "$(grep -cE '^    \(' <<<"$show")" -ge 3
+
+# ---- tiering: a hot subtable moves to JIT code at a ranking interval ----
+# Each thread ranks its subtables about once a second; each round of `send`
+# hits every p1 subtable once or twice.
+jit_seen=no
+for ((i = 0; i < 30; i++)); do
+    send 1
+    if ovs-appctl dpif-netdev/subtable-show | grep -q 'lookup jit_avx2'; then
+        jit_seen=yes
+        break
+    fi
+    sleep 0.2
+done
+check "a hot subtable moves to jit_avx2 at a ranking interval" test "$jit_seen" = yes
+p2=$((30 + 3 * (i + 1)))
+p4=$((20 + 2 * (i + 1)))
+check "forwarding on JIT code: every packet where its rule sends it" expect_tx $p2 $p4
 
 # ---- switching implementations while packets flow ----
 impls=$(sed -n 's/^  \([a-z0-9_]*\) (Use count.*/\1/p' <<<"$info" | grep -v autovalidator)
@@ -127,8 +148,6 @@ send_in_background() {
     (for ((i = 0; i < 20; i++)); do send 1; done) &
     sender=$!
 }
-p2=30
-p4=20
 for impl in $impls generic specialized; do
     send_in_background
     reply=$(ovs-appctl dpif-netdev/subtable-lookup-prio-set "$impl" 200 2>&1)
@@ -141,6 +160,10 @@ for impl in $impls generic specialized; do
     show=$(ovs-appctl dpif-netdev/subtable-show)
     if [ "$impl" = specialized ]; then
         want='lookup (specialized|runtime)'  # specialized declines unlisted fingerprints
+    elif [ "$impl" = jit_avx2 ]; then
+        # Subtables not hot (again) yet stay on the best other lookup.
+        want='lookup (jit_avx2|generic|specialized|runtime)'
+        check "after prio-set jit_avx2 hot subtables use it" grep -q 'lookup jit_avx2' <<<"$show"
     else
         want="lookup $impl"
     fi
