@@ -3,8 +3,13 @@
 # runs the subtable-lookup microbenchmark, printing the comparison table
 # (TSC ticks per packet, ratio to OVS's own lookups measured in the same
 # run) and writing out/microbench.json; then the JIT flood (10000 new
-# masks: compiles, declines, code memory, CPU; out/jit_flood.txt).
-# Installs its own packages.
+# masks: compiles, declines, code memory, CPU; out/jit_flood.txt); then the
+# phy-to-phy forwarding benchmark on OVS-DPDK (perf/p2p/run.sh: Mpps per
+# scenario and lookup, out/p2p/).  Installs its own packages.
+#
+# The p2p benchmark needs root (hugepages, a hugetlbfs mount); without
+# 2 MB hugepages it runs DPDK with --no-huge and says so.  Skip it with
+# OVSCLS_SKIP_P2P=1.
 #
 #   perf/run.sh [--quick] [extra Google Benchmark flags]
 set -euo pipefail
@@ -21,3 +26,12 @@ python3 perf/table.py out/microbench-raw.json out/microbench.json | tee out/micr
 echo
 echo "JIT under a flood of 10000 new masks:"
 taskset -c "$core" build/sse42/perf/jit_flood | tee out/jit_flood.txt
+echo
+echo "Phy-to-phy forwarding on OVS-DPDK (perf/p2p):"
+if [ "${OVSCLS_SKIP_P2P:-0}" = 1 ]; then
+    echo "p2p: skipped (OVSCLS_SKIP_P2P=1)"
+elif [ "$(id -u)" -ne 0 ]; then
+    echo "p2p: skipped: it needs root to reserve hugepages and mount hugetlbfs"
+else
+    perf/p2p/run.sh
+fi

@@ -18,6 +18,9 @@ except IPv6/TCP, whose headers alone need 74):
   ipv6tcp   Ethernet/IPv6/TCP; flows by IPv6 dst and TCP ports
   vlan      802.1Q VID 100, IPv4/UDP; flows by nw_dst and UDP ports
   mix       the above, interleaved
+  prefix    Ethernet/IPv4/UDP, flow i inside prefix rule i % 221 of
+            prefix_rules(): every one of the 13 prefix lengths carries the
+            same share of the traffic (scenario b)
 Flow i of every IPv4 kind goes to 10.(i>>16 & 0xff).(i>>8 & 0xff).(i & 0xff)
 + 16.0.0.0, so nw_dst prefixes of the rules generator select known shares.
 """
@@ -87,6 +90,33 @@ def frame(kind: str, i: int) -> bytes:
     raise ValueError(kind)
 
 
+# Scenario (b): 17 disjoint nw_dst prefixes of each length /20 ... /32:
+# those of length L lie in L.0.0.0/8, rule k at the k-th block of 2^(32-L)
+# addresses.  With disjoint prefixes each megaflow's nw_dst mask is exactly
+# its rule's length: 13 subtables, and equal traffic per length.
+PREFIX_LENGTHS = range(20, 33)
+PREFIX_RULES_PER_LENGTH = 17
+
+
+def prefix_rules():
+    """[(network as int, length)], in the order flows are spread over."""
+    rules = []
+    for k in range(PREFIX_RULES_PER_LENGTH):
+        for length in PREFIX_LENGTHS:
+            rules.append(((length << 24) + (k << (32 - length)), length))
+    return rules
+
+
+PREFIX_RULES = prefix_rules()
+
+
+def prefix_frame(i: int) -> bytes:
+    """Flow i: inside prefix rule i % 221, UDP source port by flow."""
+    net, length = PREFIX_RULES[i % len(PREFIX_RULES)]
+    dst = net + (i // len(PREFIX_RULES) * 2654435761) % (1 << (32 - length))
+    return pad(eth(0x0800) + ipv4(17, dst, udp(1024 + (i % 50000), 5000, 18)))
+
+
 def arp_reply() -> bytes:
     arp = struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, 2, SRC_MAC, bytes([10, 0, 0, 1]),
                       DST_MAC, bytes([10, 0, 0, 2]))
@@ -117,7 +147,13 @@ def main(out: str) -> None:
             else:
                 frames = [frame(kind, i) for i in order]
             write_pcap(os.path.join(out, f"{kind}-{flows}.pcap"), frames + [arp_reply()])
-    print(f"wrote {len(FLOWS) * (len(KINDS) + 1)} pcaps to {out}")
+        # Every prefix rule needs flows: at least one per rule.
+        n = max(flows, len(PREFIX_RULES))
+        prefix_order = list(range(n))
+        rng.shuffle(prefix_order)
+        write_pcap(os.path.join(out, f"prefix-{flows}.pcap"),
+                   [prefix_frame(i) for i in prefix_order] + [arp_reply()])
+    print(f"wrote {len(FLOWS) * (len(KINDS) + 2)} pcaps to {out}")
 
 
 if __name__ == "__main__":

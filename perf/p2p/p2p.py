@@ -23,11 +23,14 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
 import sys
 import time
+
+import make_pcaps
 
 HUGEPAGES = 1024  # 2 MB pages: 2 GB for dpdk-socket-mem
 NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
@@ -86,9 +89,43 @@ class Bench:
             self.huge = False
             return None
 
-    def start(self):
+    def testpmd_drop(self, pcap, seconds=6):
+        """The I/O ceiling: dpdk-testpmd forwarding `pcap` from the same
+        kind of vdev to a port that drops, on the PMD's core.  Mpps, or None
+        when dpdk-testpmd is not installed."""
+        if not shutil.which("dpdk-testpmd"):
+            return None
+        empty = os.path.join(self.work, "empty.pcap")
+        mem = ["--in-memory"] if self.huge_dir else ["--no-huge", "--legacy-mem"]
+        cmd = ["dpdk-testpmd", "-l", "0,1", "--no-pci", *mem,
+               f"--vdev=net_pcap0,rx_pcap={pcap},infinite_rx=1",
+               f"--vdev=net_pcap1,rx_pcap={empty}", "--", "--forward-mode=io",
+               "--auto-start", "--stats-period=1", "--nb-cores=1"]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, start_new_session=True)
+        self.undo.append(lambda: proc.poll() is None and os.killpg(proc.pid, signal.SIGKILL))
+        time.sleep(seconds)
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            out, _ = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+        # Port 0's Rx-pps, every second; the first readings are warm-up.
+        pps = [int(x) for x in re.findall(r"statistics for port 0\s.*?Rx-pps:\s+(\d+)", out, re.S)]
+        if len(pps) < 3:
+            print(f"p2p: dpdk-testpmd gave no rates:\n{out[-2000:]}", file=sys.stderr)
+            return None
+        return statistics.median(pps[2:]) / 1e6
+
+    def prepare(self):
         os.makedirs(self.work, exist_ok=True)
-        huge_dir = self.hugepages()
+        with open(os.path.join(self.work, "empty.pcap"), "wb") as f:  # header, no packets
+            f.write(bytes.fromhex("d4c3b2a1020004000000000000000000ffff000001000000"))
+        self.huge_dir = self.hugepages()
+
+    def start(self):
+        huge_dir = self.huge_dir
         db = os.path.join(self.work, "conf.db")
         if os.path.exists(db):
             os.remove(db)
@@ -143,8 +180,6 @@ class Bench:
         receives nothing (an empty pcap) and drops what it transmits.  A new
         vdev name per change, since DPDK hot-plugs by name."""
         empty = os.path.join(self.work, "empty.pcap")
-        with open(empty, "wb") as f:  # a pcap header, no packets
-            f.write(bytes.fromhex("d4c3b2a1020004000000000000000000ffff000001000000"))
         for port in ("dpdk0", "dpdk1"):
             self.run("ovs-vsctl", "--if-exists", "del-port", "br0", port, check=False)
         for port, ofport, rx, loop in (("dpdk0", 1, pcap, ",infinite_rx=1"),
@@ -213,6 +248,20 @@ class Bench:
                         "1" if other == "generic" else "0")
         if impl != "generic":
             self.appctl("dpif-netdev/subtable-lookup-prio-set", impl, "100")
+        # Every implementation gets the same settling time: two ranking
+        # intervals (one second each), in which jit_avx2 compiles the hot
+        # subtables (tier 1) and then recompiles them with their packets'
+        # map (tier 2).
+        time.sleep(2.5)
+
+    def lookups_in_use(self):
+        """{lookup name: subtables} over the PMD thread's subtables."""
+        text = self.appctl("dpif-netdev/subtable-show")
+        pmd = text.split("main thread")[0]
+        used = {}
+        for name in re.findall(r"^    \(\d+,\d+\) lookup (\S+),", pmd, re.M):
+            used[name.rstrip(",")] = used.get(name.rstrip(","), 0) + 1
+        return used
 
 
 # ---- scenarios: traffic and rules that reach dpcls ----
@@ -230,18 +279,16 @@ def scenario_one_subtable(flows):
 
 
 def scenario_prefixes(flows):
-    # nw_dst prefix rules of 13 lengths (/20 ... /32) over the traffic's
-    # addresses 16.0.0.0 + i: longer prefixes first (higher priority).
+    # 221 disjoint nw_dst prefix rules, 17 of each length /20 ... /32, and
+    # traffic spread evenly over them (make_pcaps.prefix_rules): 13 (4,2)
+    # subtables with equal hits, ~7 subtable lookups per hit.
     rules = list(ARP_GUARD)
-    for i in range(0, 220):
-        length = 20 + i % 13
-        addr = (16 << 24) + (i * 37 % max(flows, 1))
-        net = addr & ~((1 << (32 - length)) - 1) & 0xFFFFFFFF
+    for net, length in make_pcaps.prefix_rules():
         dotted = ".".join(str(net >> s & 0xFF) for s in (24, 16, 8, 0))
-        rules.append(f"priority={length},in_port=1,ip,nw_dst={dotted}/{length},actions=output:2")
+        rules.append(f"priority=10,in_port=1,ip,nw_dst={dotted}/{length},actions=output:2")
     rules.append("priority=1,in_port=1,ip,actions=output:2")
-    return (f"udp-{flows}.pcap", "many subtables: 220 nw_dst prefix rules of 13 lengths (4,2)",
-            rules)
+    return (f"prefix-{flows}.pcap",
+            "13 subtables: 221 nw_dst prefix rules, 17 of each length /20-/32 (4,2)", rules)
 
 
 def scenario_normal(flows):
@@ -263,6 +310,8 @@ def scenario_pipeline(flows):
 
 SCENARIOS = {"a": scenario_one_subtable, "b": scenario_prefixes, "c": scenario_normal,
              "d": scenario_pipeline}
+SHORT_NAMES = {"a": "one subtable (4,1)", "b": "13 subtables (4,2)", "c": "NORMAL (5,0)",
+               "d": "2-table pipeline (4,3)"}
 
 
 def main():
@@ -282,8 +331,18 @@ def main():
     results = {"window_s": args.window, "rounds": args.rounds, "flows": args.flows,
                "scenarios": []}
     try:
-        bench.start()
+        bench.prepare()
         results["hugepages"] = bench.huge
+        # The I/O ceiling per traffic, before OVS takes the hugepages.
+        results["testpmd_drop_mpps"] = {}
+        for key in args.scenarios.split(","):
+            pcap = SCENARIOS[key](args.flows)[0]
+            if pcap not in results["testpmd_drop_mpps"]:
+                mpps = bench.testpmd_drop(os.path.abspath(os.path.join(args.pcaps, pcap)))
+                results["testpmd_drop_mpps"][pcap] = mpps
+                print(f"p2p: dpdk-testpmd io forwarding of {pcap}: "
+                      + (f"{mpps:.2f} Mpps" if mpps else "not measured"), file=sys.stderr)
+        bench.start()
         impls = bench.implementations()
         results["implementations"] = impls
         for serial, key in enumerate(args.scenarios.split(",")):
@@ -296,14 +355,14 @@ def main():
             for rnd in range(args.rounds):
                 for impl in impls:
                     bench.select(impl, impls)
-                    time.sleep(0.5)
                     w = bench.window(args.window)
+                    w["lookups_in_use"] = bench.lookups_in_use()
                     windows[impl].append(w)
                     flag = "" if w["pmd_cpu_share"] > 0.95 else "  (PMD descheduled)"
                     print(f"  round {rnd} {impl:>14}: {w['mpps']:.2f} Mpps, "
                           f"{w['cycles_per_packet']} cycles/pkt, "
-                          f"{w['subtable_lookups_per_hit']:.2f} lookups/hit{flag}",
-                          file=sys.stderr)
+                          f"{w['subtable_lookups_per_hit']:.2f} lookups/hit, "
+                          f"subtables on {w['lookups_in_use']}{flag}", file=sys.stderr)
             show = bench.appctl("dpif-netdev/subtable-show")
             summary = {}
             for impl, ws in windows.items():
@@ -316,12 +375,14 @@ def main():
                         statistics.median(w["cycles_per_packet"] for w in good),
                     "subtable_lookups_per_hit":
                         statistics.median(w["subtable_lookups_per_hit"] for w in good),
+                    "lookups_in_use": ws[-1]["lookups_in_use"],
                     "windows_used": len(good), "windows": ws,
                 }
             base = summary["generic"]["mpps_median"]
             for impl in summary:
                 summary[impl]["ratio_to_generic"] = summary[impl]["mpps_median"] / base
             results["scenarios"].append({"key": key, "title": title, "pcap": pcap,
+                                         "short": SHORT_NAMES[key],
                                          "rules": len(rules), "subtable_show": show,
                                          "results": summary})
     finally:
@@ -333,15 +394,22 @@ def main():
 
 def print_table(results):
     impls = results["implementations"]
-    print("Mpps (median) and cycles/packet per implementation; ratio to generic")
-    print(f"{'scenario':<10}" + "".join(f"{i:>26}" for i in impls))
+    print("Mpps (median of the windows), cycles/packet, and the ratio of Mpps to generic")
+    print(f"{'scenario':<10}{'lookups/hit':>12}{'testpmd io':>12}"
+          + "".join(f"{i:>26}" for i in impls))
     for s in results["scenarios"]:
-        line = f"({s['key']}){'':<7}"
+        ceiling = results.get("testpmd_drop_mpps", {}).get(s["pcap"])
+        lph = s["results"]["generic"]["subtable_lookups_per_hit"]
+        line = f"({s['key']}){'':<7}{lph:>12.2f}"
+        line += f"{ceiling:>7.2f} Mpps" if ceiling else f"{'-':>12}"
         for impl in impls:
             r = s["results"][impl]
             line += (f"{r['mpps_median']:>8.2f} Mpps {r['cycles_per_packet_median']:>5.0f}c "
                      f"({r['ratio_to_generic']:.2f})")
         print(line)
+    for s in results["scenarios"]:
+        print(f"  ({s['key']}) {s['title']}; subtables on: "
+              + ", ".join(f"{i}: {s['results'][i]['lookups_in_use']}" for i in impls))
 
 
 if __name__ == "__main__":

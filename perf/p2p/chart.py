@@ -1,0 +1,62 @@
+#!/usr/bin/python3
+"""Chart of the phy-to-phy benchmark: Mpps per scenario and implementation.
+
+    chart.py P2P_JSON OUT_BASENAME      -> OUT_BASENAME.png and .svg
+
+Bars are the median Mpps of each implementation's windows, whiskers their
+min and max; a dashed line over each scenario marks dpdk-testpmd's io
+forwarding of the same traffic (the I/O ceiling), when it was measured.
+Needs Debian's python3-matplotlib (hence /usr/bin/python3).
+"""
+import json
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def main(path, out):
+    with open(path) as f:
+        res = json.load(f)
+    impls = res["implementations"]
+    scenarios = res["scenarios"]
+    width = 0.8 / len(impls)
+    fig, ax = plt.subplots(figsize=(2.2 + 2.0 * len(scenarios), 4.8))
+    for n, impl in enumerate(impls):
+        xs, med, lo, hi = [], [], [], []
+        for k, s in enumerate(scenarios):
+            r = s["results"].get(impl)
+            if not r:
+                continue
+            xs.append(k - 0.4 + width * (n + 0.5))
+            med.append(r["mpps_median"])
+            lo.append(r["mpps_median"] - r["mpps_min"])
+            hi.append(r["mpps_max"] - r["mpps_median"])
+        ax.bar(xs, med, width, yerr=[lo, hi], capsize=2, label=impl)
+    ceiling = res.get("testpmd_drop_mpps", {})
+    for k, s in enumerate(scenarios):
+        mpps = ceiling.get(s["pcap"])
+        if mpps:
+            ax.hlines(mpps, k - 0.45, k + 0.45, colors="black", linestyles="dashed",
+                      label="dpdk-testpmd io (I/O ceiling)" if k == 0 else None)
+    ax.set_xticks(range(len(scenarios)))
+    ax.set_xticklabels([f"({s['key']}) {s.get('short', s['title'][:24])}" for s in scenarios],
+                       fontsize=8)
+    ax.set_ylabel("Mpps (median, min-max)")
+    huge = "hugepages" if res.get("hugepages") else "no hugepages (--no-huge)"
+    ax.set_title(f"OVS-DPDK phy-to-phy, EMC and SMC off, {res['flows']} flows, {huge}",
+                 fontsize=10)
+    ax.legend(fontsize=8, ncol=2)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out + ".png", dpi=110)
+    fig.savefig(out + ".svg")
+    print(f"wrote {out}.png and {out}.svg")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2])
