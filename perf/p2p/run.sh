@@ -14,6 +14,8 @@ cd "$(dirname "$0")/../.."
 scripts/install-deps.sh
 # dpdk-testpmd and the chart's matplotlib (Debian's, for /usr/bin/python3).
 if ! command -v dpdk-testpmd >/dev/null || ! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
     apt-get install -y -qq dpdk-dev python3-matplotlib >/dev/null
 fi
 prefix=$(patches/cached-build.sh --dpdk --plugin-default | tail -1)
