@@ -2,7 +2,8 @@
 # Runs every test: the GoogleTest suites against both OVS build flavours
 # (sse42: CRC32 hash, the default; debian: Debian's flags, mhash), the
 # concurrency and JIT tests under ThreadSanitizer and AddressSanitizer, a
-# short microbenchmark smoke run, the JIT flood run,
+# short microbenchmark smoke run, the JIT flood run, the phy-to-phy
+# benchmark's traffic and parser tests,
 # and ovs-vswitchd with the plugin built in (tests/vswitchd/run.sh: OVS's
 # own testsuite subsets and the project's end-to-end tests).  Installs its
 # own packages (scripts/install-deps.sh).
@@ -59,6 +60,13 @@ if build/sse42/perf/jit_flood >/dev/null; then
     passed=$((passed + 1))
 else
     echo "jit_flood failed" >&2
+    failed=$((failed + 1))
+fi
+
+echo "=== perf/p2p: scenario (b)'s prefix traffic, pcap format, testpmd parser"
+if python3 tests/p2p_test.py; then
+    passed=$((passed + 1))
+else
     failed=$((failed + 1))
 fi
 

@@ -36,6 +36,15 @@ HUGEPAGES = 1024  # 2 MB pages: 2 GB for dpdk-socket-mem
 NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
 
 
+def testpmd_rx_mpps(out):
+    """Median of port 0's Rx-pps in dpdk-testpmd's periodic statistics,
+    without the first two (warm-up) readings; None with fewer than three."""
+    pps = [int(x) for x in re.findall(r"statistics for port 0\s.*?Rx-pps:\s+(\d+)", out, re.S)]
+    if len(pps) < 3:
+        return None
+    return statistics.median(pps[2:]) / 1e6
+
+
 class Bench:
     def __init__(self, args):
         self.args = args
@@ -111,12 +120,10 @@ class Bench:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out, _ = proc.communicate()
-        # Port 0's Rx-pps, every second; the first readings are warm-up.
-        pps = [int(x) for x in re.findall(r"statistics for port 0\s.*?Rx-pps:\s+(\d+)", out, re.S)]
-        if len(pps) < 3:
+        mpps = testpmd_rx_mpps(out)
+        if mpps is None:
             print(f"p2p: dpdk-testpmd gave no rates:\n{out[-2000:]}", file=sys.stderr)
-            return None
-        return statistics.median(pps[2:]) / 1e6
+        return mpps
 
     def prepare(self):
         os.makedirs(self.work, exist_ok=True)

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Unit tests of the phy-to-phy benchmark's traffic and parsing (perf/p2p).
+
+The benchmark itself needs root, hugepages and an OVS-DPDK build, so it is
+not part of tests/run.sh; these check what it relies on: scenario (b)'s
+prefix layout and frames, the pcap format, and the testpmd parser.
+"""
+import os
+import struct
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "perf", "p2p"))
+import make_pcaps  # noqa: E402
+import p2p  # noqa: E402
+
+
+class PrefixTraffic(unittest.TestCase):
+    def test_rules_are_17_disjoint_prefixes_of_each_length_20_to_32(self):
+        rules = make_pcaps.prefix_rules()
+        self.assertEqual(len(rules), 13 * 17)
+        for length in range(20, 33):
+            self.assertEqual(sum(1 for _, n in rules if n == length), 17)
+        for net, length in rules:
+            self.assertEqual(net & ((1 << (32 - length)) - 1), 0, "network aligned")
+        spans = sorted((net, net + (1 << (32 - length))) for net, length in rules)
+        for (_, end), (start, _) in zip(spans, spans[1:]):
+            self.assertLessEqual(end, start, "prefixes overlap")
+
+    def test_flow_i_lands_in_rule_i_mod_221_as_a_64_byte_udp_frame(self):
+        rules = make_pcaps.prefix_rules()
+        for i in (0, 1, 220, 221, 5000, 99999):
+            frame = make_pcaps.prefix_frame(i)
+            self.assertEqual(len(frame), 60)  # 64 on the wire with the FCS
+            self.assertEqual(frame[12:14], b"\x08\x00")
+            self.assertEqual(frame[23], 17)  # UDP
+            dst = struct.unpack("!I", frame[30:34])[0]
+            net, length = rules[i % len(rules)]
+            self.assertEqual(dst >> (32 - length), net >> (32 - length))
+
+    def test_pcap_header_and_records(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "t.pcap")
+            make_pcaps.write_pcap(path, [make_pcaps.prefix_frame(0), make_pcaps.arp_reply()])
+            data = open(path, "rb").read()
+        magic, major, minor, _, _, snaplen, linktype = struct.unpack("<IHHiIII", data[:24])
+        self.assertEqual((magic, major, minor, linktype), (0xA1B2C3D4, 2, 4, 1))
+        _, _, incl, orig = struct.unpack("<IIII", data[24:40])
+        self.assertEqual((incl, orig), (60, 60))
+        self.assertEqual(len(data), 24 + 2 * (16 + 60))
+
+
+# Port blocks as dpdk-testpmd 22.11 prints them every --stats-period.
+TESTPMD_BLOCK = """
+  ######################## NIC statistics for port 0  ########################
+  RX-packets: {n}      RX-missed: 0          RX-bytes:  0
+  RX-errors: 0
+  RX-nombuf:  0
+  TX-packets: 0          TX-errors: 0          TX-bytes:  0
+
+  Throughput (since last show)
+  Rx-pps:     {pps}          Rx-bps:  33970639872
+  Tx-pps:            0          Tx-bps:            0
+  ############################################################################
+
+  ######################## NIC statistics for port 1  ########################
+  RX-packets: 0          RX-missed: 0          RX-bytes:  0
+  Throughput (since last show)
+  Rx-pps:            0          Rx-bps:            0
+  ############################################################################
+"""
+
+
+class TestpmdParser(unittest.TestCase):
+    def test_median_of_port_0_after_warm_up(self):
+        out = "".join(TESTPMD_BLOCK.format(n=k, pps=pps)
+                      for k, pps in enumerate([0, 50000000, 70000000, 71000000, 69000000]))
+        self.assertAlmostEqual(p2p.testpmd_rx_mpps(out), 70.0)
+
+    def test_too_few_readings(self):
+        self.assertIsNone(p2p.testpmd_rx_mpps(TESTPMD_BLOCK.format(n=1, pps=5)))
+
+
+if __name__ == "__main__":
+    unittest.main()
