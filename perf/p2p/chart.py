@@ -4,8 +4,9 @@
     chart.py P2P_JSON OUT_BASENAME      -> OUT_BASENAME.png and .svg
 
 Bars are the median Mpps of each implementation's windows, whiskers their
-min and max; a dashed line over each scenario marks dpdk-testpmd's io
-forwarding of the same traffic (the I/O ceiling), when it was measured.
+min and max.  dpdk-testpmd's io forwarding of the same traffic (the I/O
+ceiling), when measured, is a dashed line over the scenario, or, when it is
+far above the bars, written there instead so the bars stay readable.
 Needs Debian's python3-matplotlib (hence /usr/bin/python3).
 """
 import json
@@ -23,6 +24,7 @@ def main(path, out):
     impls = res["implementations"]
     scenarios = res["scenarios"]
     width = 0.8 / len(impls)
+    top = 0.0
     fig, ax = plt.subplots(figsize=(2.2 + 2.0 * len(scenarios), 4.8))
     for n, impl in enumerate(impls):
         xs, med, lo, hi = [], [], [], []
@@ -34,13 +36,19 @@ def main(path, out):
             med.append(r["mpps_median"])
             lo.append(r["mpps_median"] - r["mpps_min"])
             hi.append(r["mpps_max"] - r["mpps_median"])
+            top = max(top, r["mpps_max"])
         ax.bar(xs, med, width, yerr=[lo, hi], capsize=2, label=impl)
     ceiling = res.get("testpmd_drop_mpps", {})
+    ymax = top * 1.45
     for k, s in enumerate(scenarios):
         mpps = ceiling.get(s["pcap"])
-        if mpps:
+        if mpps and mpps <= 2 * top:
             ax.hlines(mpps, k - 0.45, k + 0.45, colors="black", linestyles="dashed",
                       label="dpdk-testpmd io (I/O ceiling)" if k == 0 else None)
+            ymax = max(ymax, mpps * 1.1)
+        elif mpps:
+            ax.text(k, top * 1.15, f"testpmd io: {mpps:.1f} Mpps", ha="center", fontsize=8)
+    ax.set_ylim(0, ymax)
     ax.set_xticks(range(len(scenarios)))
     ax.set_xticklabels([f"({s['key']}) {s.get('short', s['title'][:24])}" for s in scenarios],
                        fontsize=8)
@@ -48,7 +56,7 @@ def main(path, out):
     huge = "hugepages" if res.get("hugepages") else "no hugepages (--no-huge)"
     ax.set_title(f"OVS-DPDK phy-to-phy, EMC and SMC off, {res['flows']} flows, {huge}",
                  fontsize=10)
-    ax.legend(fontsize=8, ncol=2)
+    ax.legend(fontsize=8, ncol=len(impls) + 1, loc="upper center")
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(out + ".png", dpi=110)
