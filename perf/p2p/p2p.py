@@ -255,11 +255,20 @@ class Bench:
                         "1" if other == "generic" else "0")
         if impl != "generic":
             self.appctl("dpif-netdev/subtable-lookup-prio-set", impl, "100")
-        # Every implementation gets the same settling time: two ranking
-        # intervals (one second each), in which jit_avx2 compiles the hot
-        # subtables (tier 1) and then recompiles them with their packets'
-        # map (tier 2).
-        time.sleep(2.5)
+        # Settle until the PMD thread's subtables run `impl` (at most 8 s;
+        # specialized may decline fingerprints it lacks), then one more
+        # ranking interval: jit_avx2 compiles a hot subtable at a ranking
+        # (tier 1) and recompiles it with its packets' map at the next one
+        # (tier 2); a subtable with few hits in the interval of the prio-set
+        # waits one interval more.
+        deadline = time.monotonic() + 8
+        time.sleep(0.5)
+        while impl != "specialized" and time.monotonic() < deadline:
+            used = self.lookups_in_use()
+            if used and set(used) == {impl}:
+                break
+            time.sleep(0.3)
+        time.sleep(1.2)
 
     def lookups_in_use(self):
         """{lookup name: subtables} over the PMD thread's subtables."""
