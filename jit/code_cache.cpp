@@ -84,7 +84,6 @@ CodeCache::Result CodeCache::acquire(const LookupShape& shape, const CacheOption
     lookup->refs = 1;
 
     stats_.compiles++;
-    stats_.live++;
     stats_.code_bytes += lookup->code_bytes;
     stats_.compile_ns_total += lookup->compile_ns;
     stats_.compile_ns_max = std::max(stats_.compile_ns_max, lookup->compile_ns);
@@ -100,7 +99,6 @@ void CodeCache::release(CompiledLookup* lookup) {
         return;
     }
     lookups_.erase(lookup->shape);
-    stats_.live--;
     stats_.code_bytes -= lookup->code_bytes;
     ovsb_rcu_postpone(free_lookup, lookup);
 }
@@ -108,6 +106,7 @@ void CodeCache::release(CompiledLookup* lookup) {
 CacheStats CodeCache::stats() const {
     std::lock_guard lock(mutex_);
     CacheStats out = stats_;
+    out.live = lookups_.size();
     out.mapped_bytes = CodeMemory::mapped_bytes();
     return out;
 }

@@ -52,7 +52,7 @@ struct CacheOptions {
 struct CacheStats {
     uint64_t compiles = 0;
     uint64_t shared = 0;  // acquisitions served by an existing lookup
-    uint64_t live = 0;    // lookups in the cache
+    uint64_t live = 0;    // lookups in the cache (stats() counts them)
     uint64_t code_bytes = 0;
     uint64_t mapped_bytes = 0;  // includes lookups awaiting their grace period
     uint64_t compile_ns_total = 0;

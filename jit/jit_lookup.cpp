@@ -91,7 +91,8 @@ const char* missing_cpu_feature() {
     return nullptr;
 }
 
-// Declines that do not depend on the JIT's state.  True when usable.
+// Declines that do not depend on the subtable's JIT state.  True when
+// usable.  Called with the state's mutex held (`cfg` is guarded by it).
 bool usable(uint32_t u0, uint32_t u1, const JitConfig& cfg) {
     if (!cfg.enabled) {
         decline(Decline::kDisabled, "disabled by configuration (OVSCLS_JIT=0)");
@@ -132,6 +133,23 @@ CompiledLookup* acquire(const LookupShape& shape, const JitConfig& cfg) {
     return nullptr;
 }
 
+// Lets go of the lookups the subtable ran before its current one.
+void release_retired(SubtableJit& st) {
+    for (CompiledLookup* old : st.retired) {
+        CodeCache::global().release(old);
+    }
+    st.retired.clear();
+}
+
+// Lets go of all the subtable's code.
+void release_all(SubtableJit& st) {
+    release_retired(st);
+    if (st.current) {
+        CodeCache::global().release(st.current);
+        st.current = nullptr;
+    }
+}
+
 // The subtable's JIT state, created when missing.  A stale entry (a freed
 // subtable's address reused by one with another mask) is dropped first.
 SubtableJit& entry(State& s, const dpcls_subtable* subtable) {
@@ -139,12 +157,7 @@ SubtableJit& entry(State& s, const dpcls_subtable* subtable) {
     auto [it, fresh] = s.subtables.try_emplace(subtable);
     SubtableJit& st = it->second;
     if (!fresh && (st.mask_map.bits[0] != map.bits[0] || st.mask_map.bits[1] != map.bits[1])) {
-        if (st.current) {
-            CodeCache::global().release(st.current);
-        }
-        for (CompiledLookup* old : st.retired) {
-            CodeCache::global().release(old);
-        }
+        release_all(st);
         st = SubtableJit{};
     }
     st.mask_map = map;
@@ -266,11 +279,10 @@ ovsb_lookup_func probe(const ProbeContext& ctx) {
         return nullptr;  // probing by counts alone: nothing to specialize on
     }
     State& s = state();
-    const JitConfig cfg = config();
-    if (!usable(ctx.u0, ctx.u1, cfg)) {
+    std::lock_guard lock(s.mutex);
+    if (!usable(ctx.u0, ctx.u1, s.config)) {
         return nullptr;
     }
-    std::lock_guard lock(s.mutex);
     SubtableJit& st = entry(s, ctx.subtable);
     if (!st.current) {
         if (ctx.hits < s.config.hot_hits) {
@@ -295,27 +307,21 @@ void release(const dpcls_subtable* subtable, ovsb_lookup_func in_use) {
         return;
     }
     SubtableJit& st = it->second;
-    for (CompiledLookup* old : st.retired) {
-        CodeCache::global().release(old);
-    }
-    st.retired.clear();
     if (in_use && st.current && st.current->fn == in_use) {
+        release_retired(st);
         return;
     }
-    if (st.current) {
-        CodeCache::global().release(st.current);
-    }
+    release_all(st);
     s.subtables.erase(it);
 }
 
 ovsb_lookup_func compile_now(const dpcls_subtable* subtable, std::optional<MiniflowMap> expected) {
     State& s = state();
     const Subtable& v = *view(subtable);
-    const JitConfig cfg = config();
-    if (!usable(v.u0_bits, v.u1_bits, cfg)) {
+    std::lock_guard lock(s.mutex);
+    if (!usable(v.u0_bits, v.u1_bits, s.config)) {
         return nullptr;
     }
-    std::lock_guard lock(s.mutex);
     SubtableJit& st = entry(s, subtable);
     CompiledLookup* next = acquire({st.mask_map, expected}, s.config);
     if (!next) {

@@ -65,7 +65,7 @@ LookupGenerator::LookupGenerator(const LookupShape& shape, LookupProfile* profil
     sample_off_ = slow_count_off_ + 8;
     impl_off_ = sample_off_ + 16;
     // After six pushes rsp is 8 mod 16: a frame of 8 mod 16 realigns it for
-    // the call into cmap_find_batch().
+    // the call into cmap_find().
     frame_bytes_ = ((impl_off_ + 8 + 15) & ~15u) + 8;
 
     emit_prologue();
@@ -267,13 +267,12 @@ void LookupGenerator::emit_probe() {
     emit_cmap_find_batch();
 }
 
-// OVS's cmap_find_batch() (lib/cmap.c), inline, in its three rounds and with
-// its concurrent-reader protocol: a bucket is read between two reads of its
-// counter, which must be even and unchanged (else read again); a key not in
-// its first bucket is looked for in its second; and when it is in neither
-// but the first bucket changed meanwhile (a writer may have moved it), OVS's
-// own cmap_find() takes a stable reading of both.  x86 keeps loads in
-// order, so OVS's acquire fences need no instruction here.
+// OVS's cmap_find_batch() (lib/cmap.c), inline, in its three rounds (the
+// first ran in the flattening loop) and with its concurrent-reader protocol: a bucket is read
+// between two reads of its counter, which must be even and unchanged (else read again); a key not
+// in its first bucket is looked for in its second; and when it is in neither but the first bucket
+// changed meanwhile (a writer may have moved it), OVS's own cmap_find() takes a stable reading of
+// both.  x86 keeps loads in order, so OVS's acquire fences need no instruction here.
 //
 // The difference: a bucket's five hashes are compared with the key's in one
 // vpcmpeqd over the bucket's first 32 bytes (counter, hashes[5], half a
@@ -295,13 +294,9 @@ void LookupGenerator::emit_cmap_find_batch() {
     mov(iter_.cvt32(), found_.cvt32());
     L(round2_loop);
     tzcnt(index_.cvt32(), iter_.cvt32());
-    mov(bucket, qword[rsp + b1_off_ + index_ * 8]);
-    mov(hash.cvt32(), dword[rsp + hashes_off_ + index_ * 4]);
-    emit_find_in_bucket(bucket, hash, node, counter);
-    test(node, node);
+    emit_find_key_in_bucket(b1_off_, bucket, hash, node, counter);
     jz(round2_miss);
-    mov(qword[rsp + nodes_off_ + index_ * 8], node);
-    prefetcht0(ptr[node + kRuleValues]);
+    emit_found(node);
     jmp(round2_next);
     L(round2_miss);
     mov(dword[rsp + c1_off_ + index_ * 4], counter.cvt32());
@@ -321,10 +316,7 @@ void LookupGenerator::emit_cmap_find_batch() {
     mov(iter_.cvt32(), round2.cvt32());
     L(round3);
     tzcnt(index_.cvt32(), iter_.cvt32());
-    mov(bucket, qword[rsp + b2_off_ + index_ * 8]);
-    mov(hash.cvt32(), dword[rsp + hashes_off_ + index_ * 4]);
-    emit_find_in_bucket(bucket, hash, node, counter);
-    test(node, node);
+    emit_find_key_in_bucket(b2_off_, bucket, hash, node, counter);
     jnz(round3_found);
     mov(bucket, qword[rsp + b1_off_ + index_ * 8]);
     mov(counter.cvt32(), dword[bucket]);
@@ -342,12 +334,28 @@ void LookupGenerator::emit_cmap_find_batch() {
     btr(found_.cvt32(), index_.cvt32());
     jmp(round3_next);
     L(round3_found);
-    mov(qword[rsp + nodes_off_ + index_ * 8], node);
-    prefetcht0(ptr[node + kRuleValues]);
+    emit_found(node);
     L(round3_next);
     blsr(iter_.cvt32(), iter_.cvt32());
     jnz(round3);
     L(done);
+}
+
+// Key i's search in the bucket stored for it at [rsp + slots + 8i]; ends
+// with ZF set when the key's hash is not there (node = 0).
+void LookupGenerator::emit_find_key_in_bucket(uint32_t slots, const Reg64& bucket,
+                                              const Reg64& hash, const Reg64& node,
+                                              const Reg64& counter) {
+    mov(bucket, qword[rsp + slots + index_ * 8]);
+    mov(hash.cvt32(), dword[rsp + hashes_off_ + index_ * 4]);
+    emit_find_in_bucket(bucket, hash, node, counter);
+    test(node, node);
+}
+
+// nodes[i] = node, and its rule's key starts loading.
+void LookupGenerator::emit_found(const Reg64& node) {
+    mov(qword[rsp + nodes_off_ + index_ * 8], node);
+    prefetcht0(ptr[node + kRuleValues]);
 }
 
 // bucket = &impl->buckets[h & mask]; clobbers h.

@@ -104,6 +104,10 @@ class LookupGenerator : public Xbyak::CodeGenerator {
                              const Xbyak::Reg64& impl, const Xbyak::Reg64& bucket);
     void emit_find_in_bucket(const Xbyak::Reg64& bucket, const Xbyak::Reg64& hash,
                              const Xbyak::Reg64& node, const Xbyak::Reg64& counter);
+    void emit_find_key_in_bucket(uint32_t slots, const Xbyak::Reg64& bucket,
+                                 const Xbyak::Reg64& hash, const Xbyak::Reg64& node,
+                                 const Xbyak::Reg64& counter);
+    void emit_found(const Xbyak::Reg64& node);
     void emit_probe();
     void emit_verify();
     void emit_rule_compare(const Xbyak::Label& mismatch);
@@ -120,8 +124,8 @@ class LookupGenerator : public Xbyak::CodeGenerator {
     uint32_t scratch_off_ = 0, hashes_off_ = 0, nodes_off_ = 0, slow_count_off_ = 0,
              sample_off_ = 0, frame_bytes_ = 0;
 
-    // Registers by role.  Callee-saved ones live across the call into
-    // cmap_find_batch().
+    // Registers by role.  Callee-saved ones live across the (rare) call
+    // into cmap_find().
     const Xbyak::Reg64 subtable_ = r12;  // dpcls_subtable*
     const Xbyak::Reg64 found_ = r13;     // keys_map, then the found map
     const Xbyak::Reg64 keys_ = r14;      // const netdev_flow_key**

@@ -19,12 +19,10 @@
 // CPU time for the ranking call; and at the end the process's RSS growth.
 // Every lookup result is checked (each packet must hit its rule).
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include <bit>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <random>
 #include <set>

@@ -182,7 +182,7 @@ TEST(Corpus, FramesAgainstMegaflowMasks) {
             ovsb_subtable_remove(subtable, rule);
             ovsb_rule_free_deferred(rule);
         }
-        release_lookups(subtable, LookupRegistry::global());
+        LookupRegistry::global().release(subtable, nullptr);
         ovsb_subtable_destroy_deferred(subtable, nullptr, nullptr);
         ovsb_rcu_quiesce();
     }

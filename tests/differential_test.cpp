@@ -69,12 +69,7 @@ void run_bursts(RandomSubtable& st, Gen& g, int bursts, Tally& tally) {
             const uint32_t n = std::popcount(keys_map);
             tally.lookups_all += n;
             tally.lookups_ours += impl.ours ? n : 0;
-            bool same = found == expected_found;
-            for (uint32_t map = found & expected_found; map; map &= map - 1) {
-                const uint32_t i = std::countr_zero(map);
-                same = same && got[i] == expected[i];
-            }
-            if (!same) {
+            if (!same_result(found, got, expected_found, expected)) {
                 tally.mismatches++;
                 ADD_FAILURE() << impl.name << " differs from OVS generic on ("
                               << int(view(st.subtable)->u0_bits) << ","

@@ -78,11 +78,7 @@ int mismatching_bursts(RandomSubtable& st, ovsb_lookup_func fn, const std::vecto
         std::fill(std::begin(got), std::end(got), kUnset);
         const uint32_t want_found = truth(st.subtable, keys_map, ptrs, want);
         const uint32_t got_found = fn(st.subtable, keys_map, ptrs, got);
-        bool same = want_found == got_found;
-        for (uint32_t m = want_found & got_found; m; m &= m - 1) {
-            same = same && want[std::countr_zero(m)] == got[std::countr_zero(m)];
-        }
-        bad += !same;
+        bad += !same_result(got_found, got, want_found, want);
         start += cnt;
     }
     return bad;

@@ -5,10 +5,11 @@
 // Entries are probed as for a hot subtable, so the JIT compiles: its first
 // tier (slow path only) as the entry, and a second variant whose fast path
 // expects the subtable's own mask map, so that keys carrying exactly the
-// mask's words take the fast path and all others the slow one.  Call
-// release_lookups() before the subtable goes away.
+// mask's words take the fast path and all others the slow one.  Call the
+// registry's release(subtable, nullptr) before the subtable goes away.
 #pragma once
 
+#include <bit>
 #include <string>
 #include <vector>
 
@@ -52,9 +53,20 @@ inline std::vector<NamedLookup> lookups_for(const dpcls_subtable* subtable,
     return out;
 }
 
-// Lets the registry's entries free what they hold for `subtable`.
-inline void release_lookups(const dpcls_subtable* subtable, const LookupRegistry& registry) {
-    registry.release(subtable, nullptr);
+// Two lookups of one burst agree: the same keys found, and the same rule for
+// each of them (rules[] of keys not found is unspecified).
+inline bool same_result(uint32_t found_a, dpcls_rule* const rules_a[], uint32_t found_b,
+                        dpcls_rule* const rules_b[]) {
+    if (found_a != found_b) {
+        return false;
+    }
+    for (uint32_t map = found_a; map; map &= map - 1) {
+        const uint32_t i = std::countr_zero(map);
+        if (rules_a[i] != rules_b[i]) {
+            return false;
+        }
+    }
+    return true;
 }
 
 }  // namespace ovscls::test
