@@ -538,6 +538,16 @@ ovsb_ovs_avx512_gather_probe(uint32_t u0, uint32_t u1)
 #endif
 }
 
+int
+ovsb_ovs_avx512_gather_built(void)
+{
+#if OVSB_AVX512_GATHER_BUILT
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 uint32_t
 ovsb_hash_add64(uint32_t hash, uint64_t data)
 {

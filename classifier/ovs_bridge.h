@@ -153,6 +153,9 @@ ovsb_lookup_func ovsb_ovs_generic_runtime(void);
 /* OVS's avx512_gather as its registry entry would select it, or NULL when
  * this OVS build did not register it or the CPU lacks AVX512F/BMI2. */
 ovsb_lookup_func ovsb_ovs_avx512_gather_probe(uint32_t u0, uint32_t u1);
+/* 1 when this OVS build registers avx512_gather (x86_64, an assembler and
+ * compiler with working AVX512, OVS core built with SSE4.2). */
+int ovsb_ovs_avx512_gather_built(void);
 
 /* The hash_add64()/hash_finish() of the OVS build linked in, for tests of
  * the C++ mirror. */

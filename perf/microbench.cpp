@@ -18,6 +18,11 @@
 //                        give a hot subtable: compiled, run over the key pool
 //                        once (its slow path samples the packets' map), then
 //                        re-probed, which recompiles it with that fast path
+//
+// An implementation this machine cannot run (avx512_gather without AVX512,
+// jit_avx2 without AVX2) is not measured; the output's context says why
+// ("n/a ovs_avx512_gather": "CPU lacks AVX512F"), and table.py prints n/a
+// with that reason instead of leaving its column out.
 #include <benchmark/benchmark.h>
 #include <x86intrin.h>
 
@@ -169,6 +174,24 @@ void run(benchmark::State& state, Workload* w, ovsb_lookup_func fn) {
                                       static_cast<double>(kWindowBursts * kMaxBurst);
 }
 
+// Why OVS's avx512_gather probe declined every case on this machine.
+std::string why_no_avx512_gather() {
+    if (!ovsb_ovs_avx512_gather_built()) {
+        return "not built into this OVS flavour (it needs OVS core built with SSE4.2)";
+    }
+    __builtin_cpu_init();
+    std::string lacks;
+    if (!__builtin_cpu_supports("avx512f")) lacks += "AVX512F";
+    if (!__builtin_cpu_supports("bmi2")) lacks += lacks.empty() ? "BMI2" : " and BMI2";
+    return lacks.empty() ? "its probe declined every case" : "CPU lacks " + lacks;
+}
+
+// The JIT's decline lines (one per reason), to say why it is not measured.
+std::string& jit_declines() {
+    static std::string lines;
+    return lines;
+}
+
 }  // namespace
 }  // namespace ovscls::perf
 
@@ -191,6 +214,11 @@ int main(int argc, char** argv) {
 
     static std::vector<std::unique_ptr<Workload>> workloads;
     LookupRegistry& registry = LookupRegistry::global();
+    jit::set_log_sink(+[](const char* line) {  // "jit_avx2 declines (cpu): ...; the next ..."
+        const std::string text = line;
+        jit_declines() += (jit_declines().empty() ? "" : " ") + text.substr(0, text.find(';'));
+    });
+    std::map<std::string, size_t> measured;  // implementation -> cases
     for (const MaskCase& c : cases) {
         for (size_t n_rules : rule_counts) {
             for (bool hit : {true, false}) {
@@ -209,6 +237,7 @@ int main(int argc, char** argv) {
                 }
                 char name[256];
                 for (auto& [impl, fn] : impls) {
+                    measured[impl] += fn != nullptr;
                     if (!fn) continue;
                     if (!agrees_with_ovs(*w, c, fn)) {
                         std::fprintf(stderr, "%s disagrees with OVS on %s\n", impl.c_str(),
@@ -229,6 +258,15 @@ int main(int argc, char** argv) {
     for (const MaskCase& c : cases) {
         std::fprintf(stderr, "case (%u,%u) %s: %s\n", c.u0, c.u1,
                      c.synthetic ? "synthetic mask" : "real megaflow", c.name.c_str());
+    }
+    for (const auto& [impl, cases] : measured) {
+        if (cases) continue;
+        const std::string why = impl == "ovs_avx512_gather" ? why_no_avx512_gather()
+                                : impl == "jit_avx2" && !jit_declines().empty()
+                                    ? jit_declines()
+                                    : "its probe declined every case";
+        std::fprintf(stderr, "%s: not measured: %s\n", impl.c_str(), why.c_str());
+        benchmark::AddCustomContext("n/a " + impl, why);
     }
     benchmark::Initialize(&argc, argv);
     benchmark::RunSpecifiedBenchmarks();

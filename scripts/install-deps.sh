@@ -8,6 +8,7 @@ packages=(
     openvswitch-source              # Open vSwitch 3.1.0 source tarball
     libgtest-dev libbenchmark-dev   # GoogleTest, Google Benchmark
     libxbyak-dev                    # xbyak (the JIT)
+    qemu-user                       # tests on emulated CPUs (tests/emulated_cpus.sh)
 )
 
 missing=()

@@ -21,6 +21,7 @@
 #include <chrono>
 
 #include "classifier.hpp"
+#include "cpu_case.hpp"
 #include "generators.hpp"
 #include "jit_lookup.hpp"
 
@@ -189,8 +190,20 @@ TEST(Concurrency, StableRulesAreNeverMissedWhileWriterChurns) {
     std::printf("jit: %llu compiles, %llu tier-ups\n",
                 (unsigned long long)(jit_after.cache.compiles - jit_before.cache.compiles),
                 (unsigned long long)(jit_after.tier_ups - jit_before.tier_ups));
-    EXPECT_GT(jit_after.cache.compiles, jit_before.cache.compiles + 10);
-    EXPECT_GT(jit_after.tier_ups, jit_before.tier_ups);
+    if (const Availability jit = jit_avx2_availability(); jit.available) {
+        EXPECT_GT(jit_after.cache.compiles, jit_before.cache.compiles + 10);
+        EXPECT_GT(jit_after.tier_ups, jit_before.tier_ups);
+    } else {
+        // The writer's churn still re-probes jit_avx2, which must decline.
+        uint64_t declines = 0;
+        for (int why = 0; why < static_cast<int>(jit::Decline::kCount); why++) {
+            declines += jit_after.declines[why] - jit_before.declines[why];
+        }
+        EXPECT_EQ(jit_after.cache.compiles, jit_before.cache.compiles);
+        EXPECT_GT(declines, 0u);
+        std::printf("not checked: readers running JIT code (%s; jit_avx2 declined %llu times)\n",
+                    jit.why.c_str(), (unsigned long long)declines);
+    }
     jit::configure(saved_jit);
     ovsb_rcu_quiesce();
 }

@@ -7,12 +7,19 @@
 // expects the subtable's own mask map, so that keys carrying exactly the
 // mask's words take the fast path and all others the slow one.  Call the
 // registry's release(subtable, nullptr) before the subtable goes away.
+//
+// Which CPU-dependent lookups are in the list is decided by the CPU
+// (cpu_case.hpp), not by their probes: a probe that declines where the CPU
+// can run its code, or accepts where it cannot, fails the calling test.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <bit>
 #include <string>
 #include <vector>
 
+#include "cpu_case.hpp"
 #include "jit_lookup.hpp"
 #include "layout.hpp"
 #include "registry.hpp"
@@ -34,20 +41,38 @@ inline ovsb_lookup_func ovs_truth(const dpcls_subtable* subtable) {
 inline std::vector<NamedLookup> lookups_for(const dpcls_subtable* subtable,
                                             const LookupRegistry& registry) {
     const Subtable& s = *view(subtable);
+    const uint32_t blocks = s.u0_bits + s.u1_bits;
     std::vector<NamedLookup> out;
     out.push_back({"ovs_generic_runtime", ovsb_ovs_generic_runtime(), false});
-    if (ovsb_lookup_func fn = ovsb_ovs_avx512_gather_probe(s.u0_bits, s.u1_bits)) {
-        out.push_back({"ovs_avx512_gather", fn, false});
+
+    const Availability avx512 = ovs_avx512_gather_availability();
+    const ovsb_lookup_func avx512_fn = ovsb_ovs_avx512_gather_probe(s.u0_bits, s.u1_bits);
+    EXPECT_EQ(avx512_fn != nullptr, avx512.available && blocks <= kOvsAvx512GatherMaxBlocks)
+        << "OVS's avx512_gather probe on (" << s.u0_bits << "," << s.u1_bits << "), where "
+        << avx512.why;
+    if (avx512_fn) {
+        out.push_back({"ovs_avx512_gather", avx512_fn, false});
     }
+
     for (size_t i = 0; i < registry.size(); i++) {
         const LookupImpl& impl = registry.at(i);
         if (ovsb_lookup_func fn = impl.probe({s.u0_bits, s.u1_bits, subtable, UINT32_MAX})) {
             out.push_back({impl.name, fn, true});
         }
     }
-    if (registry.find("jit_avx2") && jit::compiled_for(subtable)) {
-        if (ovsb_lookup_func fn = jit::compile_now(subtable, s.mask.map)) {
-            out.push_back({"jit_avx2+fast", fn, true});
+
+    if (registry.find("jit_avx2")) {
+        const Availability jit = jit_avx2_availability();
+        const bool compiled = jit::compiled_for(subtable) != nullptr;
+        EXPECT_EQ(compiled, jit.available && blocks <= jit::kMaxBlocks)
+            << "jit_avx2 on (" << s.u0_bits << "," << s.u1_bits << "), where " << jit.why << "\n"
+            << jit::info();
+        if (compiled) {
+            const ovsb_lookup_func fn = jit::compile_now(subtable, s.mask.map);
+            EXPECT_NE(fn, nullptr) << jit::info();
+            if (fn) {
+                out.push_back({"jit_avx2+fast", fn, true});
+            }
         }
     }
     return out;

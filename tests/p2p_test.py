@@ -5,6 +5,8 @@ The benchmark itself needs root, hugepages and an OVS-DPDK build, so it is
 not part of tests/run.sh; these check what it relies on: scenario (b)'s
 prefix layout and frames, the pcap format, and the testpmd parser.
 """
+import contextlib
+import io
 import os
 import struct
 import sys
@@ -80,6 +82,43 @@ class TestpmdParser(unittest.TestCase):
 
     def test_too_few_readings(self):
         self.assertIsNone(p2p.testpmd_rx_mpps(TESTPMD_BLOCK.format(n=1, pps=5)))
+
+
+class CpuDependentLookups(unittest.TestCase):
+    def test_cpu_lacks_names_what_is_missing(self):
+        self.assertEqual(p2p.cpu_lacks("avx512_gather", {"avx2", "bmi2"}), "AVX512F")
+        self.assertEqual(p2p.cpu_lacks("avx512_gather", {"avx512f", "bmi2"}), "")
+        self.assertEqual(p2p.cpu_lacks("jit_avx2", {"sse4_2", "popcnt"}), "AVX2, BMI1, BMI2")
+        self.assertEqual(p2p.cpu_lacks("jit_avx2", {"avx2", "bmi1", "bmi2", "popcnt"}),
+                         "SSE4.2")
+        self.assertEqual(p2p.cpu_lacks("generic", set()), "")
+
+    def test_cpu_flags_reads_the_flags_line(self):
+        with tempfile.NamedTemporaryFile("w", suffix="cpuinfo") as f:
+            f.write("processor\t: 0\nflags\t\t: fpu sse4_2 avx2 bmi2\nbugs\t\t: x\n")
+            f.flush()
+            self.assertEqual(p2p.cpu_flags(f.name), {"fpu", "sse4_2", "avx2", "bmi2"})
+
+    def test_table_says_na_never_another_lookups_figures(self):
+        measured = {"mpps_median": 5.0, "cycles_per_packet_median": 400.0,
+                    "ratio_to_generic": 1.0, "lookups_in_use": {"generic": 2},
+                    "subtable_lookups_per_hit": 1.0}
+        results = {
+            "implementations": ["generic", "avx512_gather", "jit_avx2"],
+            "not_measured": {"avx512_gather": "CPU lacks AVX512F"},
+            "scenarios": [{"key": "a", "title": "one subtable", "pcap": "x.pcap",
+                           "results": {"generic": measured,
+                                       "jit_avx2": {"not_measured": "no subtable ran it"}}}],
+        }
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            p2p.print_table(results)
+        text = out.getvalue()
+        row = next(line for line in text.splitlines() if line.startswith("(a)"))
+        self.assertEqual(row.count("n/a"), 2, row)
+        self.assertEqual(row.count("Mpps"), 1, row)
+        self.assertIn("avx512_gather: n/a, not measured (CPU lacks AVX512F)", text)
+        self.assertIn("jit_avx2: n/a, not measured (no subtable ran it)", text)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,11 @@
 # concurrency and JIT tests under ThreadSanitizer and AddressSanitizer, a
 # short microbenchmark smoke run, the JIT flood run, the phy-to-phy
 # benchmark's traffic and parser tests,
-# and ovs-vswitchd with the plugin built in (tests/vswitchd/run.sh: OVS's
-# own testsuite subsets and the project's end-to-end tests).  Installs its
-# own packages (scripts/install-deps.sh).
+# ovs-vswitchd with the plugin built in (tests/vswitchd/run.sh: OVS's
+# own testsuite subsets and the project's end-to-end tests), and the tests
+# again on emulated CPUs without AVX512 and without AVX2
+# (tests/emulated_cpus.sh).  Installs its own packages
+# (scripts/install-deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -30,10 +32,18 @@ run_ctest() {  # run_ctest BUILD_DIR [ctest args]
     rm -f "$log"
 }
 
+# Each test binary says which CPU-dependent lookups it checked here
+# ("cpu case:" lines, cpu_case.hpp); this prints them after the run.
+print_cpu_case() {  # print_cpu_case BUILD_DIR
+    grep -h -E '^cpu case:|^not checked' "$1/Testing/Temporary/LastTest.log" | sort | uniq -c |
+        sed 's/^ */    /'
+}
+
 for flavour in sse42 debian; do
     echo "=== tests against the OVS '$flavour' flavour"
     scripts/build.sh "$flavour"
     run_ctest "build/$flavour"
+    print_cpu_case "build/$flavour"
 done
 
 echo "=== concurrency and JIT tests under ThreadSanitizer"
@@ -72,6 +82,14 @@ fi
 
 echo "=== ovs-vswitchd with the plugin (patched build, OVS testsuite, project tests)"
 if tests/vswitchd/run.sh; then
+    passed=$((passed + 1))
+else
+    failed=$((failed + 1))
+fi
+
+echo "=== the tests on emulated CPUs: without AVX512, without AVX2 (qemu-x86_64)"
+if prefix=$(patches/cached-build.sh --plugin-default | tail -1) &&
+    tests/emulated_cpus.sh build/sse42 "$prefix"; then
     passed=$((passed + 1))
 else
     failed=$((failed + 1))

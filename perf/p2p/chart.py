@@ -30,14 +30,16 @@ def main(path, out):
         xs, med, lo, hi = [], [], [], []
         for k, s in enumerate(scenarios):
             r = s["results"].get(impl)
-            if not r:
-                continue
+            if not r or "mpps_median" not in r:
+                continue  # not measured here (n/a): no bar, never another's figures
             xs.append(k - 0.4 + width * (n + 0.5))
             med.append(r["mpps_median"])
             lo.append(r["mpps_median"] - r["mpps_min"])
             hi.append(r["mpps_max"] - r["mpps_median"])
             top = max(top, r["mpps_max"])
-        ax.bar(xs, med, width, yerr=[lo, hi], capsize=2, label=impl)
+        na = res.get("not_measured", {}).get(impl)
+        label = f"{impl} (n/a: {na})" if na else impl
+        ax.bar(xs, med, width, yerr=[lo, hi], capsize=2, label=label)
     ceiling = res.get("testpmd_drop_mpps", {})
     ymax = top * 1.45
     for k, s in enumerate(scenarios):

@@ -36,6 +36,28 @@ HUGEPAGES = 1024  # 2 MB pages: 2 GB for dpdk-socket-mem
 NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
 
 
+# What each CPU-dependent lookup needs (/proc/cpuinfo flag names).  A lookup
+# the CPU cannot run is reported as n/a with the reason, never measured:
+# after its prio-set the subtables would run another lookup, and its
+# windows would be that lookup's figures under the wrong name.
+CPU_NEEDS = {"avx512_gather": ["avx512f", "bmi2"],
+             "jit_avx2": ["avx2", "bmi1", "bmi2", "popcnt", "sse4_2"]}
+
+
+def cpu_flags(path="/proc/cpuinfo"):
+    with open(path) as f:
+        for line in f:
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def cpu_lacks(impl, flags):
+    """The features `impl` needs that the CPU lacks, e.g. "AVX512F, BMI2"."""
+    missing = [f for f in CPU_NEEDS.get(impl, []) if f not in flags]
+    return ", ".join(f.upper().replace("SSE4_2", "SSE4.2") for f in missing)
+
+
 def testpmd_rx_mpps(out):
     """Median of port 0's Rx-pps in dpdk-testpmd's periodic statistics,
     without the first two (warm-up) readings; None with fewer than three."""
@@ -361,20 +383,34 @@ def main():
         bench.start()
         impls = bench.implementations()
         results["implementations"] = impls
+        # Lookups not measured here and why: the CPU's, before any window;
+        # then any lookup that no subtable ran in any of its windows.
+        flags = cpu_flags()
+        not_measured = {i: f"CPU lacks {cpu_lacks(i, flags)}" for i in impls
+                        if cpu_lacks(i, flags)}
+        results["not_measured"] = not_measured
+        for impl, why in not_measured.items():
+            print(f"p2p: {impl}: n/a, not measured ({why})", file=sys.stderr)
         for serial, key in enumerate(args.scenarios.split(",")):
             pcap, title, rules = SCENARIOS[key](args.flows)
             print(f"p2p: scenario ({key}) {title}", file=sys.stderr)
             bench.set_flows(rules)
             bench.set_traffic(os.path.abspath(os.path.join(args.pcaps, pcap)), serial)
             time.sleep(2)  # upcalls install the megaflows
-            windows = {impl: [] for impl in impls}
+            measured = [i for i in impls if i not in not_measured]
+            windows = {impl: [] for impl in measured}
             for rnd in range(args.rounds):
-                for impl in impls:
+                for impl in measured:
                     bench.select(impl, impls)
                     w = bench.window(args.window)
                     w["lookups_in_use"] = bench.lookups_in_use()
+                    # A window in which no subtable ran `impl` measured
+                    # another lookup: it does not count for `impl`.
+                    w["ran_impl"] = impl in w["lookups_in_use"]
                     windows[impl].append(w)
                     flag = "" if w["pmd_cpu_share"] > 0.95 else "  (PMD descheduled)"
+                    if not w["ran_impl"]:
+                        flag += f"  (no subtable ran {impl}: window not counted)"
                     print(f"  round {rnd} {impl:>14}: {w['mpps']:.2f} Mpps, "
                           f"{w['cycles_per_packet']} cycles/pkt, "
                           f"{w['subtable_lookups_per_hit']:.2f} lookups/hit, "
@@ -382,7 +418,13 @@ def main():
             show = bench.appctl("dpif-netdev/subtable-show")
             summary = {}
             for impl, ws in windows.items():
-                good = [w for w in ws if w["pmd_cpu_share"] > 0.95] or ws
+                ran = [w for w in ws if w["ran_impl"]]
+                if not ran:
+                    summary[impl] = {"not_measured": "no subtable ran it in any window "
+                                     f"(subtables on {ws[-1]['lookups_in_use']})",
+                                     "windows": ws}
+                    continue
+                good = [w for w in ran if w["pmd_cpu_share"] > 0.95] or ran
                 summary[impl] = {
                     "mpps_median": statistics.median(w["mpps"] for w in good),
                     "mpps_min": min(w["mpps"] for w in good),
@@ -396,7 +438,8 @@ def main():
                 }
             base = summary["generic"]["mpps_median"]
             for impl in summary:
-                summary[impl]["ratio_to_generic"] = summary[impl]["mpps_median"] / base
+                if "mpps_median" in summary[impl]:
+                    summary[impl]["ratio_to_generic"] = summary[impl]["mpps_median"] / base
             results["scenarios"].append({"key": key, "title": title, "pcap": pcap,
                                          "short": SHORT_NAMES[key],
                                          "rules": len(rules), "subtable_show": show,
@@ -406,6 +449,14 @@ def main():
     with open(os.path.join(args.out, "p2p.json"), "w") as f:
         json.dump(results, f, indent=1)
     print_table(results)
+
+
+def why_not_measured(results, scenario, impl):
+    """None when `impl` was measured in `scenario`, else the reason."""
+    if impl in results.get("not_measured", {}):
+        return results["not_measured"][impl]
+    r = scenario["results"].get(impl, {})
+    return r.get("not_measured") if "mpps_median" not in r else None
 
 
 def print_table(results):
@@ -419,13 +470,21 @@ def print_table(results):
         line = f"({s['key']}){'':<7}{lph:>12.2f}"
         line += f"{ceiling:>7.2f} Mpps" if ceiling else f"{'-':>12}"
         for impl in impls:
+            if why_not_measured(results, s, impl):
+                line += f"{'n/a':>26}"
+                continue
             r = s["results"][impl]
             line += (f"{r['mpps_median']:>8.2f} Mpps {r['cycles_per_packet_median']:>5.0f}c "
                      f"({r['ratio_to_generic']:.2f})")
         print(line)
     for s in results["scenarios"]:
         print(f"  ({s['key']}) {s['title']}; subtables on: "
-              + ", ".join(f"{i}: {s['results'][i]['lookups_in_use']}" for i in impls))
+              + ", ".join(f"{i}: {s['results'][i]['lookups_in_use']}" for i in impls
+                          if not why_not_measured(results, s, i)))
+        for i in impls:
+            why = why_not_measured(results, s, i)
+            if why:
+                print(f"      {i}: n/a, not measured ({why})")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,80 @@
+// cpu_case.cpp: the oracle of cpu_case.hpp, and a Google Test environment
+// that prints its "cpu case:" line once at the start of every test binary.
+#include "cpu_case.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "cpu_features.h"
+#include "jit_lookup.hpp"
+#include "ovs_bridge.h"
+
+namespace ovscls::test {
+namespace {
+
+// "the CPU has A, B" or "the CPU lacks B" for the features in `needed`.
+struct Need {
+    bool has;
+    const char* name;
+};
+Availability from_cpu(std::initializer_list<Need> needed) {
+    std::string has, lacks;
+    for (const Need& n : needed) {
+        std::string& list = n.has ? has : lacks;
+        list += (list.empty() ? "" : ", ") + std::string(n.name);
+    }
+    if (!lacks.empty()) {
+        return {false, "the CPU lacks " + lacks};
+    }
+    return {true, "the CPU has " + has};
+}
+
+}  // namespace
+
+Availability ovs_avx512_gather_availability() {
+    if (!ovsb_ovs_avx512_gather_built()) {
+        return {false, "this OVS build does not register it (it needs OVS core built with SSE4.2)"};
+    }
+    const cpu_features f = cpu_features_read();
+    return from_cpu({{f.avx512f, "AVX512F"}, {f.bmi2, "BMI2"}});
+}
+
+Availability jit_avx2_availability() {
+    if (!jit::config().enabled) {
+        return {false, "disabled by OVSCLS_JIT=0"};
+    }
+    const cpu_features f = cpu_features_read();
+    if (OVSCLS_HASH_CRC32) {
+        return from_cpu({{f.avx2, "AVX2"},
+                         {f.bmi1, "BMI1"},
+                         {f.bmi2, "BMI2"},
+                         {f.popcnt, "POPCNT"},
+                         {f.sse42, "SSE4.2"}});
+    }
+    return from_cpu({{f.avx2, "AVX2"}, {f.bmi1, "BMI1"}, {f.bmi2, "BMI2"}, {f.popcnt, "POPCNT"}});
+}
+
+std::string cpu_case_line() {
+    std::string line = "cpu case:";
+    for (auto [name, a] : {std::pair{"ovs_avx512_gather", ovs_avx512_gather_availability()},
+                           std::pair{"jit_avx2", jit_avx2_availability()}}) {
+        line += std::string(" ") + name + (a.available ? " checked (" : " NOT checked (") + a.why +
+                ");";
+    }
+    line.pop_back();
+    return line;
+}
+
+namespace {
+
+class PrintCpuCase : public ::testing::Environment {
+    void SetUp() override { std::printf("%s\n", cpu_case_line().c_str()); }
+};
+
+// Registered before main() runs; Google Test owns and deletes it.
+[[maybe_unused]] ::testing::Environment* const kPrintCpuCase =
+    ::testing::AddGlobalTestEnvironment(new PrintCpuCase);
+
+}  // namespace
+}  // namespace ovscls::test
