@@ -24,6 +24,7 @@
 // ("n/a ovs_avx512_gather": "CPU lacks AVX512F"), and table.py prints n/a
 // with that reason instead of leaving its column out.
 #include <benchmark/benchmark.h>
+#include <valgrind/callgrind.h>
 #include <x86intrin.h>
 
 #include <algorithm>
@@ -33,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <regex>
 
 #include "jit_lookup.hpp"
 #include "lookups.hpp"
@@ -143,6 +145,15 @@ ovsb_lookup_func hot_jit(const LookupImpl& impl, Workload& w, const ProbeContext
     return impl.probe(ctx);
 }
 
+// Every burst of the pool once, so that caches hold what a steady-state PMD
+// thread would hold.
+[[gnu::noinline]] void warm_up(Workload* w, ovsb_lookup_func fn) {
+    dpcls_rule* rules[kMaxBurst];
+    for (size_t b = 0; b < kPoolBursts; b++) {
+        benchmark::DoNotOptimize(fn(w->subtable, ~0u, &w->key_ptrs[b * kMaxBurst], rules));
+    }
+}
+
 // One Google Benchmark iteration looks up kWindowBursts bursts and is timed
 // with the TSC on its own; a repetition reports the median window.  On a
 // shared machine a window that the hypervisor or another task interrupted
@@ -151,11 +162,7 @@ constexpr size_t kWindowBursts = 8;
 
 void run(benchmark::State& state, Workload* w, ovsb_lookup_func fn) {
     dpcls_rule* rules[kMaxBurst];
-    // Warm up: every burst of the pool once, so caches hold what a
-    // steady-state PMD thread would hold.
-    for (size_t b = 0; b < kPoolBursts; b++) {
-        benchmark::DoNotOptimize(fn(w->subtable, ~0u, &w->key_ptrs[b * kMaxBurst], rules));
-    }
+    warm_up(w, fn);
     std::vector<uint64_t> windows;
     windows.reserve(1 << 16);
     size_t burst = 0;
@@ -172,6 +179,17 @@ void run(benchmark::State& state, Workload* w, ovsb_lookup_func fn) {
     std::nth_element(windows.begin(), windows.begin() + windows.size() / 2, windows.end());
     state.counters["ticks_per_pkt"] = static_cast<double>(windows[windows.size() / 2]) /
                                       static_cast<double>(kWindowBursts * kMaxBurst);
+}
+
+// --count mode (perf/instructions.sh runs it under callgrind): no timing;
+// `bursts` lookups of the pool, in this function only, so that callgrind
+// collects exactly them (its client requests are no-ops outside valgrind).
+[[gnu::noinline]] void count_bursts(Workload* w, ovsb_lookup_func fn, size_t bursts) {
+    dpcls_rule* rules[kMaxBurst];
+    for (size_t b = 0; b < bursts; b++) {
+        benchmark::DoNotOptimize(
+            fn(w->subtable, ~0u, &w->key_ptrs[(b % kPoolBursts) * kMaxBurst], rules));
+    }
 }
 
 // Why OVS's avx512_gather probe declined every case on this machine.
@@ -201,10 +219,16 @@ int main(int argc, char** argv) {
     std::string corpus = CORPUS_FILE;
     std::vector<size_t> rule_counts = {1, 1000, 100000};
     int repetitions = 9;
+    size_t count = 0;     // --count=N: N bursts per implementation, no timing
+    std::regex only("");  // --only=REGEX: with --count, the cases to run
     for (int i = 1; i < argc; i++) {
         if (!std::strcmp(argv[i], "--quick")) {  // CI smoke run
             rule_counts = {1, 1000};
             repetitions = 3;
+        } else if (!std::strncmp(argv[i], "--count=", 8)) {
+            count = std::strtoul(argv[i] + 8, nullptr, 10);
+        } else if (!std::strncmp(argv[i], "--only=", 7)) {
+            only = std::regex(argv[i] + 7);
         }
     }
     // OVS's eight, the ones it leaves to run-time generic, and a few of ours.
@@ -247,6 +271,15 @@ int main(int argc, char** argv) {
                     std::snprintf(name, sizeof name, "%u,%u/%s/%zu/%s/%s", c.u0, c.u1,
                                   c.synthetic ? "synthetic" : "real", w->rules.size(),
                                   hit ? "hit" : "miss", impl.c_str());
+                    if (count) {
+                        if (std::regex_search(name, only)) {
+                            warm_up(w, fn);
+                            CALLGRIND_ZERO_STATS;
+                            count_bursts(w, fn, count);
+                            CALLGRIND_DUMP_STATS_AT(name);  // one dump per case, named
+                        }
+                        continue;
+                    }
                     benchmark::RegisterBenchmark(name, run, w, fn)
                         ->Repetitions(repetitions)
                         ->ReportAggregatesOnly(true)
@@ -266,7 +299,12 @@ int main(int argc, char** argv) {
                                     ? jit_declines()
                                     : "its probe declined every case";
         std::fprintf(stderr, "%s: not measured: %s\n", impl.c_str(), why.c_str());
-        benchmark::AddCustomContext("n/a " + impl, why);
+        if (!count) {
+            benchmark::AddCustomContext("n/a " + impl, why);
+        }
+    }
+    if (count) {
+        return 0;
     }
     benchmark::Initialize(&argc, argv);
     benchmark::RunSpecifiedBenchmarks();

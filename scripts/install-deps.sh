@@ -9,6 +9,7 @@ packages=(
     libgtest-dev libbenchmark-dev   # GoogleTest, Google Benchmark
     libxbyak-dev                    # xbyak (the JIT)
     qemu-user                       # tests on emulated CPUs (tests/emulated_cpus.sh)
+    valgrind                        # callgrind instruction counts (perf/instructions.sh)
 )
 
 missing=()

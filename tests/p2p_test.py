@@ -45,7 +45,8 @@ class PrefixTraffic(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "t.pcap")
             make_pcaps.write_pcap(path, [make_pcaps.prefix_frame(0), make_pcaps.arp_reply()])
-            data = open(path, "rb").read()
+            with open(path, "rb") as f:
+                data = f.read()
         magic, major, minor, _, _, snaplen, linktype = struct.unpack("<IHHiIII", data[:24])
         self.assertEqual((magic, major, minor, linktype), (0xA1B2C3D4, 2, 4, 1))
         _, _, incl, orig = struct.unpack("<IIII", data[24:40])

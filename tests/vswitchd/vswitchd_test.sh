@@ -78,6 +78,10 @@ ovsdb-server "$work/conf.db" --detach --no-chdir --pidfile --log-file \
 ovs-vsctl --no-wait init
 # EMC off, so that repeated packets go through dpcls, not the exact-match cache.
 ovs-vsctl --no-wait set Open_vSwitch . other_config:emc-insert-inv-prob=0
+# Megaflows stay a minute without packets (10 s by default), so that a slow
+# run (an emulated CPU, a loaded machine) does not lose its subtables
+# between two checks.
+ovs-vsctl --no-wait set Open_vSwitch . other_config:max-idle=60000
 # The JIT compiles a subtable after 2 hits in a ranking interval (64 by
 # default), so that a few injected packets make subtables hot.
 # shellcheck disable=SC2086 # the emulator is a command with its arguments
@@ -156,8 +160,10 @@ check "rules of several masks made at least three subtables" \
 # Each thread ranks its subtables about once a second; each round of `send`
 # hits every p1 subtable once or twice.
 jit_seen=no
-for ((i = 0; i < 30; i++)); do
+rounds=0
+while [ "$rounds" -lt 30 ]; do
     send 1
+    rounds=$((rounds + 1))
     if ovs-appctl dpif-netdev/subtable-show | grep -q 'lookup jit_avx2'; then
         jit_seen=yes
         break
@@ -172,12 +178,20 @@ else
     check "the log says why jit_avx2 declines (CPU lacks $jit_lacks)" \
         grep -q "jit_avx2 declines (cpu): the CPU lacks" "$work/ovs-vswitchd.log"
 fi
-p2=$((30 + 3 * (i + 1)))
-p4=$((20 + 2 * (i + 1)))
-check "forwarding on JIT code: every packet where its rule sends it" expect_tx $p2 $p4
+p2=$((30 + 3 * rounds))
+p4=$((20 + 2 * rounds))
+check "forwarding after the ranking intervals: every packet where its rule sends it" \
+    expect_tx $p2 $p4
 
 # ---- switching implementations while packets flow ----
 impls=$(sed -n 's/^  \([a-z0-9_]*\) (Use count.*/\1/p' <<<"$info" | grep -v autovalidator)
+# Each implementation goes back to its start-up priority after its turn,
+# so that a lookup that declines leaves the subtables on the plugin's
+# defaults, not on whatever sorts first among equal priorities.
+declare -A start_prio
+while read -r name prio; do
+    start_prio[$name]=$prio
+done < <(sed -n 's/^  \([a-z0-9_]*\) (Use count: [0-9]*, Priority: \([0-9]*\)).*/\1 \2/p' <<<"$info")
 send_in_background() {
     (for ((i = 0; i < 20; i++)); do send 1; done) &
     sender=$!
@@ -223,7 +237,7 @@ for impl in $impls generic specialized; do
     fi
     check "after prio-set $impl every subtable of every thread is where it should be ($case)" \
         bash -c "[ -n \"\$1\" ] && ! grep -E '^    \(' <<<\"\$1\" | grep -Evq \"$want\"" _ "$show"
-    ovs-appctl dpif-netdev/subtable-lookup-prio-set "$impl" 0 >/dev/null
+    ovs-appctl dpif-netdev/subtable-lookup-prio-set "$impl" "${start_prio[$impl]}" >/dev/null
 done
 
 # The main thread's subtables are re-probed too (OVS 3.1 skipped them).
