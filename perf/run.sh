@@ -2,7 +2,8 @@
 # The main job: builds the classifier against OVS 3.1.0 (sse42 flavour) and
 # runs the subtable-lookup microbenchmark, printing the comparison table
 # (TSC ticks per packet, ratio to OVS's own lookups measured in the same
-# run) and writing out/microbench.json; then the JIT flood (10000 new
+# run) and writing out/microbench.json, and the instructions per packet
+# under callgrind (perf/instructions.sh); then the JIT flood (10000 new
 # masks: compiles, declines, code memory, CPU; out/jit_flood.txt); then the
 # phy-to-phy forwarding benchmark on OVS-DPDK (perf/p2p/run.sh: Mpps per
 # scenario and lookup, out/p2p/).  Installs its own packages.
@@ -23,6 +24,9 @@ taskset -c "$core" build/sse42/perf/microbench "$@" \
     --benchmark_enable_random_interleaving=true \
     --benchmark_out=out/microbench-raw.json --benchmark_out_format=json >out/microbench.log
 python3 perf/table.py out/microbench-raw.json out/microbench.json | tee out/microbench-table.txt
+echo
+echo "Instructions per packet (callgrind; the same on every run, unlike ticks):"
+perf/instructions.sh | tee out/instructions.txt
 echo
 echo "JIT under a flood of 10000 new masks:"
 taskset -c "$core" build/sse42/perf/jit_flood | tee out/jit_flood.txt

@@ -34,7 +34,7 @@ Availability from_cpu(std::initializer_list<Need> needed) {
 
 Availability ovs_avx512_gather_availability() {
     if (!ovsb_ovs_avx512_gather_built()) {
-        return {false, "this OVS build does not register it (it needs OVS core built with SSE4.2)"};
+        return {false, "not in this OVS build: it needs OVS core built with SSE4.2"};
     }
     const cpu_features f = cpu_features_read();
     return from_cpu({{f.avx512f, "AVX512F"}, {f.bmi2, "BMI2"}});

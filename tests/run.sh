@@ -65,6 +65,16 @@ else
     failed=$((failed + 1))
 fi
 
+echo "=== instruction counts under callgrind (perf/instructions.sh smoke run)"
+if out=$(perf/instructions.sh '^4,1/real/1/hit/' 2>&1) &&
+    grep -Eq '^4,1/real/1/hit +[0-9.]+ \([0-9.]+\) +[0-9.]+ \(1\.00\)' <<<"$out"; then
+    passed=$((passed + 1))
+else
+    echo "$out" >&2
+    echo "instructions.sh smoke run failed" >&2
+    failed=$((failed + 1))
+fi
+
 echo "=== JIT flood (10000 new masks): bounded compiles, every packet hits"
 if build/sse42/perf/jit_flood >/dev/null; then
     passed=$((passed + 1))
