@@ -1,4 +1,4 @@
-#include "classifier.hpp"
+#include "classifier/classifier.hpp"
 
 #include <bit>
 #include <cstring>
@@ -49,11 +49,11 @@ std::string validate_mask(const FlowKey& mask) {
 
 Classifier::Classifier(LookupRegistry& registry)
     : registry_(registry), subtables_(reinterpret_cast<Pvector*>(ovsb_pvector_create())) {
-    registry_.attach(this);
+    registry_.subscribe(this);
 }
 
 Classifier::~Classifier() {
-    registry_.detach(this);
+    registry_.unsubscribe(this);
     std::lock_guard lock(writer_);
     for (const Rule* rule : rules_) {
         ovsb_subtable_remove(ovs(subtable_of(rule)), ovs(const_cast<Rule*>(rule)));
@@ -69,10 +69,13 @@ Classifier::~Classifier() {
     ovsb_pvector_destroy(reinterpret_cast<pvector*>(subtables_));
 }
 
-void Classifier::probe(SubtableState& state, uint32_t hits) {
+bool Classifier::probe(SubtableState& state, uint32_t hits) {
     Subtable& s = *state.subtable;
     const LookupRegistry::Choice choice =
         registry_.best_for({s.u0_bits, s.u1_bits, ovs(state.subtable), hits});
+    if (!choice.fn) {
+        return false;
+    }
     if (choice.impl != state.impl) {
         if (state.impl) {
             state.impl->use_count.fetch_sub(1, std::memory_order_relaxed);
@@ -85,6 +88,7 @@ void Classifier::probe(SubtableState& state, uint32_t hits) {
     s.lookup_func.store(choice.fn, std::memory_order_release);
     // Only now may the entries let go of what readers can no longer reach.
     registry_.release(ovs(state.subtable), choice.fn);
+    return true;
 }
 
 Classifier::SubtableState* Classifier::find_or_create_subtable(const FlowKey& mask) {
@@ -95,8 +99,12 @@ Classifier::SubtableState* Classifier::find_or_create_subtable(const FlowKey& ma
         }
     }
     Subtable* subtable = view(ovsb_subtable_create(ovs(&mask)));
-    auto it = by_mask_.emplace(mask.hash, SubtableState{subtable, nullptr});
-    probe(it->second, 0);
+    SubtableState state{subtable, nullptr};
+    if (!probe(state, 0)) {
+        ovsb_subtable_destroy_deferred(ovs(subtable), nullptr, nullptr);
+        return nullptr;
+    }
+    auto it = by_mask_.emplace(mask.hash, state);
     // As dpcls_create_subtable(): new subtables go last, with no hits yet.
     ovsb_pvector_insert(reinterpret_cast<pvector*>(subtables_), subtable, 0);
     ovsb_pvector_publish(reinterpret_cast<pvector*>(subtables_));
@@ -127,6 +135,13 @@ Status Classifier::insert(const FlowKey& mask, const uint64_t flow[], dpcls_rule
     ovsb_key_init_masked(ovs(&rule->flow), flow, ovs(&mask));
 
     SubtableState* state = find_or_create_subtable(mask);
+    if (!state) {
+        ovsb_rule_free(ovs(rule));
+        return Status::error("no lookup implementation accepts a subtable of fingerprint (" +
+                             std::to_string(std::popcount(mask.map.bits[0])) + "," +
+                             std::to_string(std::popcount(mask.map.bits[1])) +
+                             "): the registry has none for it");
+    }
     // A duplicate lives in an existing subtable, so none is left empty here.
     if (ovsb_subtable_find(ovs(state->subtable), ovs(&rule->flow))) {
         ovsb_rule_free(ovs(rule));

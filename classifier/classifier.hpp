@@ -9,7 +9,8 @@
 // - lookup() of 1..32 keys tries the subtables in rank order and stops for a
 //   key at the first subtable with a matching rule (rules do not overlap).
 // - Each subtable's lookup function is chosen at creation by the registry's
-//   probe (registry.hpp) and swapped when priorities change.
+//   probe (registry.hpp) and swapped when priorities change: the classifier
+//   subscribes to its registry's priority changes.
 //
 // Concurrency: lookup() is the reader side.  It takes no lock and may run on
 // any number of threads while one writer at a time inserts, removes, sorts
@@ -28,9 +29,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "layout.hpp"
-#include "registry.hpp"
-#include "status.hpp"
+#include "classifier/layout.hpp"
+#include "classifier/registry.hpp"
+#include "classifier/status.hpp"
 
 namespace ovscls {
 
@@ -38,16 +39,19 @@ namespace ovscls {
 std::string validate_key(const FlowKey& key);
 std::string validate_mask(const FlowKey& mask);
 
-class Classifier {
+class Classifier final : private PriorityListener {
   public:
-    explicit Classifier(LookupRegistry& registry = LookupRegistry::global());
+    // Chooses subtables' lookups from `registry`, which must outlive it
+    // (standalone/builtin_lookups.hpp has this project's).
+    explicit Classifier(LookupRegistry& registry);
     ~Classifier();  // no lookups may be running; frees all rules
     Classifier(const Classifier&) = delete;
     Classifier& operator=(const Classifier&) = delete;
 
     // Inserts the rule matching `flow` (OVSCLS_FLOW_U64S words) under `mask`,
-    // creating the mask's subtable if needed.  Fails on an invalid mask or
-    // when a rule with the same mask and masked key is already present.
+    // creating the mask's subtable if needed.  Fails on an invalid mask,
+    // when a rule with the same mask and masked key is already present, or
+    // when no registry entry accepts a new subtable.
     Status insert(const FlowKey& mask, const uint64_t flow[], dpcls_rule** rule_out = nullptr);
 
     // Removes a rule returned by insert(); its memory is freed after an RCU
@@ -84,13 +88,16 @@ class Classifier {
     uint64_t invalid_keys() const { return invalid_keys_.load(std::memory_order_relaxed); }
 
   private:
+    uint32_t on_priority_change() override { return reprobe(); }
+
     struct SubtableState {
         Subtable* subtable;
         LookupImpl* impl;
     };
     SubtableState* find_or_create_subtable(const FlowKey& mask);
     void destroy_subtable(Subtable* subtable);
-    void probe(SubtableState& state, uint32_t hits);
+    // False when no entry accepts (the subtable keeps its function, if any).
+    bool probe(SubtableState& state, uint32_t hits);
 
     LookupRegistry& registry_;
     Pvector* subtables_;  // OVS pvector of Subtable*, read by lookup()

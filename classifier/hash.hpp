@@ -3,39 +3,62 @@
 //
 // A lookup must hash the flattened key exactly as the OVS build it lives in
 // hashed the rule (a CRC32 lookup against mhash-filed rules misses every
-// packet).  The build defines OVSCLS_HASH_CRC32 from the OVS flavour it links
-// and compiles this project with that flavour's flags; the assert below
-// ties the two together, and tests/hash_test.cpp compares these with OVS's
-// own functions.
+// packet).  lib/hash.h compiles to one of two functions:
+//   - CRC32C when the compiler targets x86-64 with SSE4.2 (_mm_crc32_u64) or
+//     aarch64 with the CRC extension (__crc32cd, hash-aarch64.h): the same
+//     polynomial and the same finish, so the same hash;
+//   - mhash (murmur-style) otherwise.
+// The build defines OVSCLS_HASH_CRC32 from the OVS flavour it links
+// (cmake/ovs-flavours.txt) and compiles this project with that flavour's
+// flags; the checks below tie the two together at compile time, exactly as
+// lib/hash.h chooses, and tests/hash_test.cpp compares these with OVS's own
+// functions.
 #pragma once
 
 #include <cstdint>
 
-#include "ovs_abi.h"
+#include "classifier/ovs_abi.h"
 
-#if OVSCLS_HASH_CRC32
+// lib/hash.h's own condition for CRC32C.
+#if (defined(__SSE4_2__) && defined(__x86_64__)) || \
+    (defined(__ARM_FEATURE_CRC32) && defined(__aarch64__))
+#define OVSCLS_COMPILER_HASH_CRC32 1
+#else
+#define OVSCLS_COMPILER_HASH_CRC32 0
+#endif
+#if OVSCLS_HASH_CRC32 && !OVSCLS_COMPILER_HASH_CRC32
+#error \
+    "the OVS lib hashes with CRC32C, but these flags give neither -msse4.2 (x86-64) nor +crc (aarch64)"
+#elif !OVSCLS_HASH_CRC32 && OVSCLS_COMPILER_HASH_CRC32
+#error "the OVS lib hashes with mhash, but with these flags OVS's lib/hash.h would use CRC32C"
+#endif
+
+#if OVSCLS_HASH_CRC32 && defined(__x86_64__)
 #include <nmmintrin.h>
+#elif OVSCLS_HASH_CRC32 && defined(__aarch64__)
+#include <arm_acle.h>
 #endif
 
 namespace ovscls::hash {
 
 #if OVSCLS_HASH_CRC32
-static_assert(__SSE4_2__, "the CRC32 flavour needs -msse4.2, like its OVS lib");
-
-inline uint32_t add64(uint32_t hash, uint64_t data) {
-    return static_cast<uint32_t>(_mm_crc32_u64(hash, data));
+inline uint32_t crc32c_u64(uint32_t crc, uint64_t data) {
+#if defined(__x86_64__)
+    return static_cast<uint32_t>(_mm_crc32_u64(crc, data));
+#else
+    return __crc32cd(crc, data);
+#endif
 }
+
+inline uint32_t add64(uint32_t hash, uint64_t data) { return crc32c_u64(hash, data); }
 
 inline uint32_t finish(uint32_t hash, uint32_t final) {
     // The low 32 bits of OVS's 64-bit arithmetic are all it returns.
-    uint32_t h = static_cast<uint32_t>(_mm_crc32_u64(hash, final)) * 0x805204f3u;
+    uint32_t h = crc32c_u64(hash, final) * 0x805204f3u;
     return h ^ (h >> 16);
 }
 
 #else
-#if defined(__SSE4_2__)
-#error "OVSCLS_HASH_CRC32=0 but compiled with -msse4.2: OVS would hash with CRC32"
-#endif
 
 inline uint32_t rot(uint32_t x, int k) { return (x << k) | (x >> (32 - k)); }
 

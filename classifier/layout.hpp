@@ -15,7 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "ovs_bridge.h"
+#include "classifier/ovs_bridge.h"
 
 namespace ovscls {
 

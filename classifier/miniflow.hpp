@@ -7,7 +7,7 @@
 #include <bit>
 #include <cstdint>
 
-#include "layout.hpp"
+#include "classifier/layout.hpp"
 
 namespace ovscls {
 

@@ -2,7 +2,7 @@
  * project's C++ mirrors of them (classifier/layout.hpp).
  *
  * OVS's dpcls/flow headers do not compile as C++ (see
- * shared/design/ovs-3.1-facts.md), so the C++ side reads OVS's hot structs
+ * docs/ovs-3.1-notes.md), so the C++ side reads OVS's hot structs
  * through mirrors.  Both sides check themselves against the numbers below at
  * compile time: ovs_bridge.c with offsetof() on the real OVS structs, and
  * layout.hpp with offsetof() on the mirrors.  A change in either breaks the
@@ -46,10 +46,30 @@
 #define OVSCLS_PVECTOR_IMPL_OFF_VECTOR 16
 #define OVSCLS_PVECTOR_ENTRY_SIZE 16
 
-/* OVSCLS_HASH_CRC32 is set by the build to 1 for an OVS lib compiled with
- * -msse4.2 (hash_add64 is CRC32) and to 0 otherwise (murmur-style mhash).
- * Both the bridge and the C++ hash mirror assert it agrees with __SSE4_2__
- * in their own translation unit. */
+/* struct cmap_impl and struct cmap_bucket are private to lib/cmap.c, so
+ * no header can check them at compile time.  jit_avx2's generated code
+ * walks them (a bucket read per key), so the JIT checks them at run time,
+ * in the OVS it is linked into, before it compiles anything
+ * (jit/cmap_layout.cpp: it fills a cmap through OVS's exported cmap_insert()
+ * and finds every node where these numbers say), and declines with reason
+ * "abi" when they differ.  OVS 3.1: 64-byte cache lines, 64-bit pointers;
+ * the first line of a cmap_impl holds n, max_n, min_n, mask, basis, and the
+ * buckets follow, each {uint32 counter; uint32 hashes[5]; cmap_node
+ * nodes[5]}. */
+#define OVSCLS_CMAP_IMPL_OFF_N 0
+#define OVSCLS_CMAP_IMPL_OFF_MASK 12
+#define OVSCLS_CMAP_IMPL_OFF_BASIS 16
+#define OVSCLS_CMAP_IMPL_OFF_BUCKETS 64
+#define OVSCLS_CMAP_BUCKET_SIZE 64
+#define OVSCLS_CMAP_BUCKET_OFF_HASHES 4
+#define OVSCLS_CMAP_BUCKET_OFF_NODES 24
+#define OVSCLS_CMAP_BUCKET_ENTRIES 5
+
+/* OVSCLS_HASH_CRC32 is set by the build to 1 for an OVS lib whose
+ * hash_add64 is CRC32C (x86-64 with -msse4.2, aarch64 with +crc) and to 0
+ * otherwise (murmur-style mhash): cmake/ovs-flavours.txt.  Both the bridge
+ * and the C++ hash mirror assert it agrees with the compiler's target
+ * features in their own translation unit, as lib/hash.h decides. */
 #ifndef OVSCLS_HASH_CRC32
 #error "OVSCLS_HASH_CRC32 must be defined by the build (0 or 1)"
 #endif

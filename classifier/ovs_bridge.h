@@ -2,11 +2,12 @@
  * vSwitch 3.1.0's lib.
  *
  * OVS's dpcls, flow and packet headers are C that does not compile as C++,
- * so ovs_bridge.c is the only file that includes them.  It exposes here, in
+ * so ovs_bridge.c is the only file of the classifier that includes them.  It exposes here, in
  * plain C, what the C++ classifier and its tests need: building keys and
  * masks the way dpif-netdev does, subtable and rule storage in OVS's own
- * structs (cmap, pvector), OVS-RCU, and OVS's own lookup implementations as
- * the reference the tests compare against.
+ * structs (cmap, pvector) and OVS-RCU.  What only tests and benchmarks need
+ * (OVS's own lookups as the reference, megaflow parsing, frame composing)
+ * is reference/ovs_reference.h, a separate library over the same OVS lib.
  *
  * OVS's structs cross this boundary as incomplete types; the C++ side reads
  * their hot fields through the mirrors in layout.hpp, whose layout both sides
@@ -22,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ovs_abi.h"
+#include "classifier/ovs_abi.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -70,17 +71,6 @@ void ovsb_key_from_frame(struct netdev_flow_key* key, const void* frame, size_t 
 /* Expands a key's miniflow into a full flow (blocks absent from the map are
  * zero), as miniflow_expand(). */
 void ovsb_key_expand(const struct netdev_flow_key* key, uint64_t flow[]);
-
-/* Parses one megaflow as `ovs-appctl dpctl/dump-flows -m` prints it
- * ("ufid:... " prefix and ", packets:..." suffix allowed) into a flow and its
- * wildcards, with the in_port mask zeroed as dp_netdev_flow_add() does.
- * Returns 0, or -1 with a message in 'err'. */
-int ovsb_megaflow_parse(const char* text, uint64_t flow[], uint64_t wc[], char* err,
-                        size_t err_len);
-
-/* Composes a frame that carries 'flow' (OVS's flow_compose()).  Returns its
- * length, or 0 when it does not fit in 'buf_len'. */
-size_t ovsb_frame_compose(const uint64_t flow[], void* buf, size_t buf_len);
 
 /* ---- Subtables and rules in OVS's structs. ---- */
 
@@ -142,27 +132,6 @@ void ovsb_rcu_quiesce(void);
 void ovsb_rcu_quiesce_start(void);
 void ovsb_rcu_quiesce_end(void);
 void ovsb_rcu_synchronize(void);
-
-/* ---- OVS's own lookup implementations, the reference. ---- */
-
-/* OVS's dpcls_subtable_generic_probe(): its specialized instance for the
- * eight fingerprints it lists, otherwise the run-time-count generic. */
-ovsb_lookup_func ovsb_ovs_generic_probe(uint32_t u0, uint32_t u1);
-/* OVS's run-time-count generic, whatever the fingerprint. */
-ovsb_lookup_func ovsb_ovs_generic_runtime(void);
-/* OVS's avx512_gather as its registry entry would select it, or NULL when
- * this OVS build did not register it or the CPU lacks AVX512F/BMI2. */
-ovsb_lookup_func ovsb_ovs_avx512_gather_probe(uint32_t u0, uint32_t u1);
-/* 1 when this OVS build registers avx512_gather (x86_64, an assembler and
- * compiler with working AVX512, OVS core built with SSE4.2). */
-int ovsb_ovs_avx512_gather_built(void);
-
-/* The hash_add64()/hash_finish() of the OVS build linked in, for tests of
- * the C++ mirror. */
-uint32_t ovsb_hash_add64(uint32_t hash, uint64_t data);
-uint32_t ovsb_hash_finish(uint32_t hash, uint32_t final);
-/* 1 when the linked OVS lib hashes with CRC32. */
-int ovsb_hash_is_crc32(void);
 
 #ifdef __cplusplus
 }

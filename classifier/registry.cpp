@@ -1,28 +1,15 @@
-#include "registry.hpp"
+#include "classifier/registry.hpp"
 
 #include <algorithm>
 #include <memory>
 
-#include "classifier.hpp"
-#include "jit_lookup.hpp"
-
 namespace ovscls {
 
-LookupRegistry::LookupRegistry() {
-    add("generic", 1, generic_probe);
-    add("specialized", 2, specialized_probe);
-    add("jit_avx2", 3, jit::probe, jit::release);
-}
-
-LookupRegistry& LookupRegistry::global() {
-    static LookupRegistry registry;
-    return registry;
-}
-
-Status LookupRegistry::add(std::string_view name, uint32_t priority, ProbeFn probe,
-                           ReleaseFn release) {
+Status LookupRegistry::add(const LookupDescriptor& d) {
     std::lock_guard lock(mutex_);
-    if (name.empty() || !probe) {
+    const std::string_view name = d.name;
+    const uint32_t priority = d.priority;
+    if (name.empty() || !d.probe) {
         return Status::error("a lookup implementation needs a name and a probe");
     }
     if (priority > 255) {
@@ -40,8 +27,9 @@ Status LookupRegistry::add(std::string_view name, uint32_t priority, ProbeFn pro
     auto impl = std::make_unique<LookupImpl>();
     impl->name = name;
     impl->priority.store(priority, std::memory_order_relaxed);
-    impl->probe = probe;
-    impl->release = release;
+    impl->probe_fn = d.probe;
+    impl->release_fn = d.release;
+    impl->context = d.context;
     impls_[n] = std::move(impl);
     count_.store(n + 1, std::memory_order_release);
     return Status::ok();
@@ -68,8 +56,8 @@ LookupRegistry::Choice LookupRegistry::best_for(const ProbeContext& ctx) const {
 void LookupRegistry::release(const dpcls_subtable* subtable, ovsb_lookup_func in_use) const {
     const size_t n = size();
     for (size_t i = 0; i < n; i++) {
-        if (impls_[i]->release) {
-            impls_[i]->release(subtable, in_use);
+        if (impls_[i]->release_fn) {
+            impls_[i]->release_fn(impls_[i]->context, subtable, in_use);
         }
     }
 }
@@ -101,8 +89,8 @@ Status LookupRegistry::set_priority(std::string_view name, int64_t priority, uin
     }
     impl->priority.store(static_cast<uint32_t>(priority), std::memory_order_relaxed);
     uint32_t n = 0;
-    for (Classifier* cls : classifiers_) {
-        n += cls->reprobe();
+    for (PriorityListener* listener : listeners_) {
+        n += listener->on_priority_change();
     }
     if (changed) {
         *changed = n;
@@ -120,14 +108,14 @@ std::string LookupRegistry::info() const {
     return out;
 }
 
-void LookupRegistry::attach(Classifier* cls) {
+void LookupRegistry::subscribe(PriorityListener* listener) {
     std::lock_guard lock(mutex_);
-    classifiers_.push_back(cls);
+    listeners_.push_back(listener);
 }
 
-void LookupRegistry::detach(Classifier* cls) {
+void LookupRegistry::unsubscribe(PriorityListener* listener) {
     std::lock_guard lock(mutex_);
-    std::erase(classifiers_, cls);
+    std::erase(listeners_, listener);
 }
 
 }  // namespace ovscls

@@ -1,4 +1,4 @@
-#include "code_cache.hpp"
+#include "jit/code_cache.hpp"
 
 #include <unistd.h>
 

@@ -24,10 +24,10 @@
 #include <string>
 #include <unordered_map>
 
-#include "code_memory.hpp"
-#include "lookup_generator.hpp"
-#include "lookup_shape.hpp"
-#include "ovs_bridge.h"
+#include "classifier/ovs_bridge.h"
+#include "jit/code_memory.hpp"
+#include "jit/lookup_generator.hpp"
+#include "jit/lookup_shape.hpp"
 
 namespace ovscls::jit {
 

@@ -1,4 +1,4 @@
-#include "code_memory.hpp"
+#include "jit/code_memory.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>

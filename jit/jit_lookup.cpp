@@ -1,4 +1,4 @@
-#include "jit_lookup.hpp"
+#include "jit/jit_lookup.hpp"
 
 #include <xbyak/xbyak_util.h>
 
@@ -9,6 +9,8 @@
 #include <mutex>
 #include <unordered_map>
 #include <vector>
+
+#include "jit/cmap_layout.hpp"
 
 namespace ovscls::jit {
 namespace {
@@ -102,6 +104,10 @@ bool usable(uint32_t u0, uint32_t u1, const JitConfig& cfg) {
         decline(Decline::kCpu, std::string("the CPU lacks ") + feature +
                                    " (needed: AVX2, BMI1, BMI2, POPCNT and, with OVS's "
                                    "CRC32 hash, SSE4.2)");
+        return false;
+    }
+    if (std::string why; !cmap_layout_matches(&why)) {
+        decline(Decline::kAbi, why);
         return false;
     }
     if (u0 + u1 > kMaxBlocks) {
@@ -260,6 +266,8 @@ const char* decline_name(Decline why) {
             return "disabled";
         case Decline::kCpu:
             return "cpu";
+        case Decline::kAbi:
+            return "abi";
         case Decline::kTooManyBlocks:
             return "too-many-blocks";
         case Decline::kCodeBudget:
@@ -313,6 +321,14 @@ void release(const dpcls_subtable* subtable, ovsb_lookup_func in_use) {
     }
     release_all(st);
     s.subtables.erase(it);
+}
+
+LookupDescriptor descriptor() {
+    return {"jit_avx2", 3, [](void*, const ProbeContext& ctx) { return probe(ctx); },
+            [](void*, const dpcls_subtable* subtable, ovsb_lookup_func in_use) {
+                release(subtable, in_use);
+            },
+            nullptr};
 }
 
 ovsb_lookup_func compile_now(const dpcls_subtable* subtable, std::optional<MiniflowMap> expected) {

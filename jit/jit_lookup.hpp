@@ -32,8 +32,8 @@
 #include <optional>
 #include <string>
 
-#include "code_cache.hpp"
-#include "lookups.hpp"
+#include "classifier/lookup_impl.hpp"
+#include "jit/code_cache.hpp"
 
 namespace ovscls::jit {
 
@@ -53,6 +53,7 @@ void configure(const JitConfig& config);
 enum class Decline {
     kDisabled,
     kCpu,
+    kAbi,  // OVS's private cmap layout differs (jit/cmap_layout.hpp)
     kTooManyBlocks,
     kCodeBudget,
     kCompileRate,
@@ -61,7 +62,9 @@ enum class Decline {
 };
 const char* decline_name(Decline why);
 
-// The registry entry.
+// The registry entry: `jit_avx2` at priority 3, probe() and release().
+LookupDescriptor descriptor();
+
 ovsb_lookup_func probe(const ProbeContext& ctx);
 // The classifier published `in_use` as the subtable's lookup (null: the
 // subtable is being destroyed): code of this subtable other than `in_use`

@@ -1,4 +1,4 @@
-#include "lookup_generator.hpp"
+#include "jit/lookup_generator.hpp"
 
 #include <cstddef>
 
@@ -18,17 +18,19 @@ constexpr uint32_t kMaskValues = OVSCLS_SUBTABLE_OFF_MASK + OVSCLS_KEY_OFF_VALUE
 constexpr uint32_t kRuleValues = OVSCLS_RULE_OFF_FLOW + OVSCLS_KEY_OFF_VALUES;
 static_assert(offsetof(Rule, node) == 0, "a cmap node is its rule's address");
 
-// struct cmap_impl and struct cmap_bucket are private to OVS 3.1's
-// lib/cmap.c (64-byte cache lines, 64-bit pointers): the header line holds
-// n, max_n, min_n, mask, basis; buckets follow from the second line.  A
-// bucket is {uint32 counter; uint32 hashes[5]; cmap_node nodes[5]}.
-// jit_test's CmapLayoutIsOvs checks these against a cmap OVS filled.
-constexpr uint32_t kCmapImplMask = 12;
-constexpr uint32_t kCmapImplBasis = 16;
-constexpr uint32_t kCmapImplBuckets = 64;
-constexpr uint32_t kCmapBucketShift = 6;  // 64-byte buckets
-constexpr uint32_t kCmapBucketNodes = 24;
-constexpr uint32_t kCmapHashLanes = 0x3e;  // dwords 1..5 of the bucket
+// struct cmap_impl and struct cmap_bucket, private to lib/cmap.c: ovs_abi.h
+// has the numbers; jit/cmap_layout.cpp checks them in the running OVS before
+// anything is compiled.
+constexpr uint32_t kCmapImplMask = OVSCLS_CMAP_IMPL_OFF_MASK;
+constexpr uint32_t kCmapImplBasis = OVSCLS_CMAP_IMPL_OFF_BASIS;
+constexpr uint32_t kCmapImplBuckets = OVSCLS_CMAP_IMPL_OFF_BUCKETS;
+constexpr uint32_t kCmapBucketShift = 6;
+static_assert(1u << kCmapBucketShift == OVSCLS_CMAP_BUCKET_SIZE);
+constexpr uint32_t kCmapBucketNodes = OVSCLS_CMAP_BUCKET_OFF_NODES;
+// The hashes are dwords 1..5 of the bucket: a vpcmpeqd over the first 32
+// bytes, masked to those lanes.
+static_assert(OVSCLS_CMAP_BUCKET_OFF_HASHES == 4 && OVSCLS_CMAP_BUCKET_ENTRIES == 5);
+constexpr uint32_t kCmapHashLanes = 0x3e;
 static_assert(offsetof(CmapNode, next) == 0);
 
 // The hash of the OVS build this code is linked into (classifier/hash.hpp):

@@ -64,7 +64,7 @@
 
 #include <cstdint>
 
-#include "lookup_shape.hpp"
+#include "jit/lookup_shape.hpp"
 
 namespace ovscls::jit {
 

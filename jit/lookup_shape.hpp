@@ -21,7 +21,7 @@
 #include <optional>
 #include <string>
 
-#include "layout.hpp"
+#include "classifier/layout.hpp"
 
 namespace ovscls::jit {
 

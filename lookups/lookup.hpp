@@ -59,8 +59,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "hash.hpp"
-#include "layout.hpp"
+#include "classifier/hash.hpp"
+#include "classifier/layout.hpp"
 
 extern "C" unsigned long cmap_find_batch(const struct cmap* cmap, unsigned long map,
                                          uint32_t hashes[], const struct cmap_node* nodes[]);

@@ -1,6 +1,6 @@
 // `generic`: the lookup algorithm with block counts read at run time.
-#include "lookup.hpp"
-#include "lookups.hpp"
+#include "lookups/lookup.hpp"
+#include "lookups/lookups.hpp"
 
 namespace ovscls {
 
@@ -10,5 +10,10 @@ uint32_t lookup_generic(dpcls_subtable* subtable, uint32_t keys_map, const netde
 }
 
 ovsb_lookup_func generic_probe(const ProbeContext&) { return lookup_generic; }
+
+LookupDescriptor generic_descriptor() {
+    return {"generic", 1, [](void*, const ProbeContext& ctx) { return generic_probe(ctx); },
+            nullptr, nullptr};
+}
 
 }  // namespace ovscls

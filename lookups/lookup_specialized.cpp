@@ -2,8 +2,8 @@
 // counts, one instance per line of fingerprints.def.
 #include <array>
 
-#include "lookup.hpp"
-#include "lookups.hpp"
+#include "lookups/lookup.hpp"
+#include "lookups/lookups.hpp"
 
 namespace ovscls {
 namespace {
@@ -21,7 +21,7 @@ struct Instance {
 
 constexpr Instance kInstances[] = {
 #define FINGERPRINT(U0, U1, ORIGIN) {{U0, U1, ORIGIN}, lookup_specialized<U0, U1>},
-#include "fingerprints.def"
+#include "lookups/fingerprints.def"
 #undef FINGERPRINT
 };
 
@@ -45,5 +45,10 @@ ovsb_lookup_func specialized_probe(const ProbeContext& ctx) {
 }
 
 std::span<const Fingerprint> specialized_fingerprints() { return kFingerprints; }
+
+LookupDescriptor specialized_descriptor() {
+    return {"specialized", 2, [](void*, const ProbeContext& ctx) { return specialized_probe(ctx); },
+            nullptr, nullptr};
+}
 
 }  // namespace ovscls

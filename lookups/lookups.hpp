@@ -1,24 +1,14 @@
-// lookups.hpp: the lookup implementations this project provides and the
-// probes that hand them out.  Each is an instance of lookup_impl()
-// (lookup.hpp); the probes are what the registry (registry.hpp) calls.
+// lookups.hpp: the portable lookup implementations, `generic` and
+// `specialized`, and their registry descriptors.  Each is an instance of
+// lookup_impl() (lookup.hpp), plain C++ for any architecture.
 #pragma once
 
 #include <cstdint>
 #include <span>
 
-#include "ovs_bridge.h"
+#include "classifier/lookup_impl.hpp"
 
 namespace ovscls {
-
-// What a probe sees when a subtable is created or re-probed.  OVS 3.1's probe
-// sees only the counts; the subtable is here for lookups that specialize on
-// the mask itself (the JIT), and the hits tell them whether it is worth it.
-struct ProbeContext {
-    uint32_t u0;
-    uint32_t u1;
-    const dpcls_subtable* subtable;  // may be null when probing by counts only
-    uint32_t hits = 0;               // hits in the last ranking interval, if known
-};
 
 // `generic`: run-time block counts, serves every fingerprint.
 ovsb_lookup_func generic_probe(const ProbeContext&);
@@ -36,5 +26,10 @@ struct Fingerprint {
 };
 // The list compiled from fingerprints.def.
 std::span<const Fingerprint> specialized_fingerprints();
+
+// Registry entries: `generic` at priority 1, `specialized` at 2 (OVS's own
+// generic is 1 in ovs-vswitchd; see patches/).
+LookupDescriptor generic_descriptor();
+LookupDescriptor specialized_descriptor();
 
 }  // namespace ovscls

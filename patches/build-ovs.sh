@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds Open vSwitch 3.1.0 (Debian's openvswitch-source) with the
-# ovs-dpcls-plugin lookups linked in, and installs it.
+# Builds Open vSwitch (the source in cmake/ovs-sources.txt: Debian 12's
+# openvswitch-source, 3.1.0) with the ovs-dpcls-plugin lookups linked in,
+# and installs it.
 #
 #   patches/build-ovs.sh --prefix DIR [--dpdk] [--autovalidator]
-#                        [--plugin-default] [--flavour sse42|debian]
+#                        [--plugin-default] [--flavour F] [--host HOST]
 #
 #   --prefix DIR       install into DIR (bin/, sbin/, share/...); the
 #                      configured, built tree stays in DIR/src, so other
@@ -17,10 +18,16 @@
 #   --plugin-default   the plugin's lookups are the defaults at start-up
 #                      (priorities 3 and 2, above OVS's generic at 1);
 #                      without it OVS's own defaults stand
-#   --flavour F        sse42 (default): CFLAGS="-g -O2 -msse4.2 -mpopcnt",
-#                      CRC32 hashing, OVS's recommended flags; debian:
-#                      Debian's own "-g -O2" and its mhash.  The plugin is
+#   --flavour F        a flavour of cmake/ovs-flavours.txt, which has its
+#                      CFLAGS: sse42 (default; CRC32 hashing, OVS's
+#                      recommended flags), debian (Debian's own "-g -O2",
+#                      mhash), aarch64-crc and aarch64-debian (cross-built
+#                      with Debian's gcc-aarch64-linux-gnu, configure
+#                      --host; the plugin without jit_avx2).  The plugin is
 #                      compiled for the same flavour: a mismatch cannot link.
+#   --host HOST        the GNU triplet to build for, e.g. aarch64-linux-gnu:
+#                      without --flavour, the first flavour of the table
+#                      for HOST (aarch64-crc); with it, must be its host
 #
 # The series in patches/series is applied to a fresh tree; if a patch does
 # not apply, nothing is built and the script says which one.
@@ -28,7 +35,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
-prefix="" dpdk=no autovalidator=no plugin_default=no flavour=sse42
+prefix="" dpdk=no autovalidator=no plugin_default=no flavour="" want_host=""
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -37,17 +44,33 @@ while [ $# -gt 0 ]; do
         --dpdk) dpdk=yes; shift ;;
         --autovalidator) autovalidator=yes; shift ;;
         --plugin-default) plugin_default=yes; shift ;;
-        --flavour) flavour=${2:?--flavour needs sse42 or debian}; shift 2 ;;
+        --flavour) flavour=${2:?--flavour needs a flavour of cmake/ovs-flavours.txt}; shift 2 ;;
+        --host) want_host=${2:?--host needs a GNU triplet}; shift 2 ;;
         -h | --help) usage; exit 0 ;;
         *) echo "build-ovs.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
     esac
 done
 [ -n "$prefix" ] || { echo "build-ovs.sh: --prefix DIR is required" >&2; usage >&2; exit 2; }
-case "$flavour" in
-    sse42) cflags="-g -O2 -msse4.2 -mpopcnt" ;;
-    debian) cflags="-g -O2" ;;
-    *) echo "build-ovs.sh: unknown flavour '$flavour' (want sse42 or debian)" >&2; exit 2 ;;
-esac
+source "$top/cmake/ovs-table.sh"
+if [ -z "$flavour" ] && [ -n "$want_host" ]; then
+    for f in $(ovs_flavour_names); do
+        if [ "$(ovs_flavour "$f" host)" = "$want_host" ]; then flavour=$f; break; fi
+    done
+    [ -n "$flavour" ] || { echo "build-ovs.sh: no flavour in cmake/ovs-flavours.txt is for host '$want_host'" >&2; exit 2; }
+fi
+flavour=${flavour:-sse42}
+cflags=$(ovs_flavour "$flavour" cflags) || exit 2
+host=$(ovs_flavour "$flavour" host)
+cross=$(ovs_cross_prefix "$host")
+if [ -n "$want_host" ] && [ "$want_host" != "$host" ]; then
+    echo "build-ovs.sh: flavour $flavour is for $host, not --host $want_host" >&2
+    exit 2
+fi
+version=$(ovs_source version)
+if [ -n "$cross" ] && [ "$dpdk" = yes ]; then
+    echo "build-ovs.sh: --dpdk is not supported when cross-building for $host" >&2
+    exit 2
+fi
 mkdir -p "$prefix"
 prefix=$(cd "$prefix" && pwd)
 jobs=$(nproc)
@@ -67,20 +90,21 @@ fi
 
 # 1. The plugin library, for the same hash flavour.
 step "building libovscls_plugin.a ($flavour)"
-cmake -S "$top" -B "$prefix/plugin-build" -DOVSCLS_PLUGIN_ONLY=ON -DOVS_FLAVOUR="$flavour" \
-    -DCMAKE_BUILD_TYPE=Release >>"$log" 2>&1 || fail "configuring the plugin"
+plugin_args=(-DOVSCLS_PLUGIN_ONLY=ON -DOVS_FLAVOUR="$flavour" -DCMAKE_BUILD_TYPE=Release)
+[ -n "$cross" ] && plugin_args+=(-DCMAKE_TOOLCHAIN_FILE="$top/cmake/toolchain-$host.cmake")
+cmake -S "$top" -B "$prefix/plugin-build" "${plugin_args[@]}" >>"$log" 2>&1 ||
+    fail "configuring the plugin"
 cmake --build "$prefix/plugin-build" -j"$jobs" --target ovscls_plugin >>"$log" 2>&1 ||
     fail "building the plugin"
 plugin_lib="$prefix/plugin-build/libovscls_plugin.a"
 
 # 2. A fresh tree from the tarball, checksum verified, with the series.
-tarball=${OVS_TARBALL:-/usr/src/openvswitch/openvswitch.tar.gz}
-expected_sha256=82dde6737921b63b284ad8399f95c7f1de94e1b96b2036dcf4a78c9f969ab03f
-[ "$(sha256sum "$tarball" | cut -d' ' -f1)" = "$expected_sha256" ] || {
-    echo "build-ovs.sh: $tarball is not openvswitch-source 3.1.0-2+deb12u1 (sha256 differs)" >&2
+tarball=${OVS_TARBALL:-$(ovs_source tarball)}
+[ "$(sha256sum "$tarball" | cut -d' ' -f1)" = "$(ovs_source sha256)" ] || {
+    echo "build-ovs.sh: $tarball is not $(ovs_source origin) (sha256 differs)" >&2
     exit 1
 }
-step "unpacking OVS 3.1.0 into $prefix/src"
+step "unpacking OVS $version into $prefix/src"
 rm -rf "$prefix/src" "$prefix/src.tmp"
 mkdir -p "$prefix/src.tmp"
 tar -xzf "$tarball" -C "$prefix/src.tmp"
@@ -101,6 +125,7 @@ done <"$here/series"
 # 3. configure, build, install.
 args=(--prefix="$prefix" --localstatedir="$prefix/var" --sysconfdir="$prefix/etc")
 [ "$dpdk" = yes ] && args+=(--with-dpdk=shared)
+[ -n "$cross" ] && args+=(--host="$host")
 [ "$autovalidator" = yes ] && args+=(--enable-autovalidator)
 cppflags=""
 [ "$plugin_default" = yes ] && cppflags="-DDPCLS_PLUGIN_DEFAULT"
@@ -113,6 +138,7 @@ make install >>"$log" 2>&1 || fail "make install"
 # What was built, for scripts that reuse this prefix.
 cat >"$prefix/build-info" <<INFO
 flavour=$flavour
+host=$host
 dpdk=$dpdk
 autovalidator=$autovalidator
 plugin_default=$plugin_default

@@ -29,9 +29,10 @@
 #include <thread>
 #include <vector>
 
-#include "classifier.hpp"
-#include "jit_lookup.hpp"
-#include "miniflow.hpp"
+#include "classifier/classifier.hpp"
+#include "classifier/miniflow.hpp"
+#include "jit/jit_lookup.hpp"
+#include "standalone/builtin_lookups.hpp"
 
 namespace ovscls::perf {
 namespace {
@@ -73,7 +74,7 @@ FlowKey make_mask(const uint64_t map[2], const std::vector<uint64_t>& values) {
 
 int flood(const char* name, bool same_fields) {
     std::mt19937_64 rng(same_fields ? 1 : 2);
-    Classifier cls;
+    Classifier cls(builtin_registry());
     const long rss_before = rss_kib();
     const jit::JitStats before = jit::stats();
 

@@ -36,10 +36,12 @@
 #include <random>
 #include <regex>
 
-#include "jit_lookup.hpp"
-#include "lookups.hpp"
-#include "miniflow.hpp"
-#include "registry.hpp"
+#include "classifier/miniflow.hpp"
+#include "classifier/registry.hpp"
+#include "jit/jit_lookup.hpp"
+#include "lookups/lookups.hpp"
+#include "reference/ovs_reference.h"
+#include "standalone/builtin_lookups.hpp"
 #include "subtable_cases.hpp"
 
 namespace ovscls::perf {
@@ -237,7 +239,7 @@ int main(int argc, char** argv) {
     std::vector<MaskCase> cases = load_mask_cases(corpus, wanted);
 
     static std::vector<std::unique_ptr<Workload>> workloads;
-    LookupRegistry& registry = LookupRegistry::global();
+    LookupRegistry& registry = builtin_registry();
     jit::set_log_sink(+[](const char* line) {  // "jit_avx2 declines (cpu): ...; the next ..."
         const std::string text = line;
         jit_declines() += (jit_declines().empty() ? "" : " ") + text.substr(0, text.find(';'));

@@ -5,6 +5,8 @@
 #include <random>
 #include <set>
 
+#include "reference/ovs_reference.h"
+
 namespace ovscls::perf {
 namespace {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "layout.hpp"
+#include "classifier/layout.hpp"
 
 namespace ovscls::perf {
 

@@ -149,7 +149,7 @@ TEST(Corpus, FramesAgainstMegaflowMasks) {
         }
 
         const ovsb_lookup_func truth = ovs_truth(subtable);
-        const auto impls = lookups_for(subtable, LookupRegistry::global());
+        const auto impls = lookups_for(subtable, builtin_registry());
         for (size_t start = 0; start < all.size(); start += kMaxBurst) {
             const size_t cnt = std::min<size_t>(kMaxBurst, all.size() - start);
             const netdev_flow_key* ptrs[kMaxBurst];
@@ -182,7 +182,7 @@ TEST(Corpus, FramesAgainstMegaflowMasks) {
             ovsb_subtable_remove(subtable, rule);
             ovsb_rule_free_deferred(rule);
         }
-        LookupRegistry::global().release(subtable, nullptr);
+        builtin_registry().release(subtable, nullptr);
         ovsb_subtable_destroy_deferred(subtable, nullptr, nullptr);
         ovsb_rcu_quiesce();
     }

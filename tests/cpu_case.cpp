@@ -6,9 +6,14 @@
 
 #include <cstdio>
 
+#include "reference/ovs_reference.h"
+#include "standalone/builtin_lookups.hpp"
+#if defined(__x86_64__)
 #include "cpu_features.h"
-#include "jit_lookup.hpp"
-#include "ovs_bridge.h"
+#endif
+#if OVSCLS_WITH_JIT
+#include "jit/jit_lookup.hpp"
+#endif
 
 namespace ovscls::test {
 namespace {
@@ -18,7 +23,7 @@ struct Need {
     bool has;
     const char* name;
 };
-Availability from_cpu(std::initializer_list<Need> needed) {
+[[maybe_unused]] Availability from_cpu(std::initializer_list<Need> needed) {
     std::string has, lacks;
     for (const Need& n : needed) {
         std::string& list = n.has ? has : lacks;
@@ -33,14 +38,21 @@ Availability from_cpu(std::initializer_list<Need> needed) {
 }  // namespace
 
 Availability ovs_avx512_gather_availability() {
+#if !defined(__x86_64__)
+    return {false, "not in this OVS build: it is x86-64 code"};
+#else
     if (!ovsb_ovs_avx512_gather_built()) {
         return {false, "not in this OVS build: it needs OVS core built with SSE4.2"};
     }
     const cpu_features f = cpu_features_read();
     return from_cpu({{f.avx512f, "AVX512F"}, {f.bmi2, "BMI2"}});
+#endif
 }
 
 Availability jit_avx2_availability() {
+#if !OVSCLS_WITH_JIT
+    return {false, jit_build_note()};
+#else
     if (!jit::config().enabled) {
         return {false, "disabled by OVSCLS_JIT=0"};
     }
@@ -53,6 +65,7 @@ Availability jit_avx2_availability() {
                          {f.sse42, "SSE4.2"}});
     }
     return from_cpu({{f.avx2, "AVX2"}, {f.bmi1, "BMI1"}, {f.bmi2, "BMI2"}, {f.popcnt, "POPCNT"}});
+#endif
 }
 
 std::string cpu_case_line() {

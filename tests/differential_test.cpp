@@ -7,9 +7,10 @@
 #include <map>
 #include <memory>
 
-#include "classifier.hpp"
+#include "classifier/classifier.hpp"
 #include "generators.hpp"
 #include "lookup_impls.hpp"
+#include "lookups/lookups.hpp"
 #include "random_subtable.hpp"
 #include "reference.hpp"
 
@@ -27,7 +28,7 @@ struct Tally {
 // number of mismatches (and counts lookups into `tally`).
 void run_bursts(RandomSubtable& st, Gen& g, int bursts, Tally& tally) {
     const ovsb_lookup_func truth = ovs_truth(st.subtable);
-    const auto impls = lookups_for(st.subtable, LookupRegistry::global());
+    const auto impls = lookups_for(st.subtable, builtin_registry());
     FlowKey keys[kMaxBurst];
     const netdev_flow_key* key_ptrs[kMaxBurst];
 
@@ -125,6 +126,7 @@ TEST(Differential, SpecializedFingerprintsWithManyRules) {
 TEST(Differential, ClassifierAgainstReference) {
     Gen g(42);
     LookupRegistry registry;
+    add_builtin_lookups(registry);
     auto cls = std::make_unique<Classifier>(registry);
     ReferenceClassifier reference;
     std::vector<FlowKey> masks;

@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-#include "layout.hpp"
+#include "classifier/layout.hpp"
 #include "reference.hpp"
 
 namespace ovscls::test {

@@ -1,12 +1,12 @@
 // The C++ hash mirror against the hash_add64()/hash_finish() of the OVS lib
 // this build links (CRC32 or mhash, per flavour).
-#include "hash.hpp"
+#include "classifier/hash.hpp"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "ovs_bridge.h"
+#include "reference/ovs_reference.h"
 
 TEST(Hash, MirrorEqualsOvs) {
     EXPECT_EQ(ovsb_hash_is_crc32(), OVSCLS_HASH_CRC32);

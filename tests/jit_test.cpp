@@ -12,11 +12,14 @@
 #include <sstream>
 #include <string>
 
-#include "classifier.hpp"
+#include "classifier/classifier.hpp"
+#include "classifier/miniflow.hpp"
 #include "cpu_case.hpp"
-#include "jit_lookup.hpp"
-#include "miniflow.hpp"
+#include "jit/cmap_layout.hpp"
+#include "jit/jit_lookup.hpp"
 #include "random_subtable.hpp"
+#include "reference/ovs_reference.h"
+#include "standalone/builtin_lookups.hpp"
 
 namespace ovscls::test {
 namespace {
@@ -187,6 +190,10 @@ TEST_F(JitTest, CmapLayoutIsOvs) {
         }
         ASSERT_EQ(found, 1) << "rule hash " << hash;
     }
+    // The JIT's own run-time check (what the plugin runs inside
+    // ovs-vswitchd) agrees with the one above.
+    std::string why;
+    EXPECT_TRUE(jit::cmap_layout_matches(&why)) << why;
 }
 
 // Subtables with the same map share code whatever their mask values; the
@@ -230,6 +237,7 @@ TEST_F(JitCodeTest, ClassifierTiersUpAsSubtablesGetHot) {
     const jit::CacheStats before = jit::stats().cache;
     {
         LookupRegistry registry;
+        add_builtin_lookups(registry);
         Classifier cls(registry);
         Gen g(99);
         FlowKey mask = g.mask(4, 1);
@@ -294,6 +302,7 @@ TEST_F(JitTest, DeclinePathsFallBackAndLogOnce) {
     Gen g(5);
     auto fresh_subtable_is_served = [&](jit::Decline why) {
         LookupRegistry registry;
+        add_builtin_lookups(registry);
         Classifier cls(registry);
         FlowKey mask = g.mask(4, 1);
         const FullFlow flow = g.flow();
@@ -349,6 +358,7 @@ TEST_F(JitTest, DeclinePathsFallBackAndLogOnce) {
     jit::configure(cfg);
     {
         LookupRegistry registry;
+        add_builtin_lookups(registry);
         Classifier cls(registry);
         for (uint32_t u0 = 1; u0 <= 3; u0++) {  // three new maps within a second
             const FullFlow flow = g.flow();

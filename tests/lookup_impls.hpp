@@ -19,10 +19,14 @@
 #include <string>
 #include <vector>
 
+#include "classifier/layout.hpp"
+#include "classifier/registry.hpp"
 #include "cpu_case.hpp"
-#include "jit_lookup.hpp"
-#include "layout.hpp"
-#include "registry.hpp"
+#include "reference/ovs_reference.h"
+#include "standalone/builtin_lookups.hpp"
+#if OVSCLS_WITH_JIT
+#include "jit/jit_lookup.hpp"
+#endif
 
 namespace ovscls::test {
 
@@ -61,6 +65,7 @@ inline std::vector<NamedLookup> lookups_for(const dpcls_subtable* subtable,
         }
     }
 
+#if OVSCLS_WITH_JIT
     if (registry.find("jit_avx2")) {
         const Availability jit = jit_avx2_availability();
         const bool compiled = jit::compiled_for(subtable) != nullptr;
@@ -75,6 +80,7 @@ inline std::vector<NamedLookup> lookups_for(const dpcls_subtable* subtable,
             }
         }
     }
+#endif
     return out;
 }
 

@@ -40,7 +40,7 @@ struct RandomSubtable {
         }
     }
     ~RandomSubtable() {
-        LookupRegistry::global().release(subtable, nullptr);  // frees JIT code
+        builtin_registry().release(subtable, nullptr);  // frees JIT code
         for (dpcls_rule* rule : rules) {
             ovsb_subtable_remove(subtable, rule);
             ovsb_rule_free_deferred(rule);

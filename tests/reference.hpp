@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "layout.hpp"
-#include "miniflow.hpp"
+#include "classifier/layout.hpp"
+#include "classifier/miniflow.hpp"
 
 namespace ovscls::test {
 

@@ -1,0 +1,31 @@
+// builtin_lookups.hpp: the composition root of the standalone library (what
+// tests, benchmarks and other programs link): which lookup implementations
+// a registry holds, in which order, at which priority.
+//
+// In ovs-vswitchd the same wiring is OVS's subtable_lookups[] table, which
+// patches/ extends with the plugin's probes; nothing here is linked there.
+//
+//   generic      priority 1   lookups/lookups.hpp
+//   specialized  priority 2   lookups/lookups.hpp
+//   jit_avx2     priority 3   jit/jit_lookup.hpp, only when the JIT is built
+//                             (OVSCLS_JIT, ON on x86-64 and OFF elsewhere)
+#pragma once
+
+#include <string>
+
+#include "classifier/registry.hpp"
+
+namespace ovscls {
+
+// Adds the entries above to `registry`, in that order.
+void add_builtin_lookups(LookupRegistry& registry);
+
+// A process-wide registry holding them, created on first use.
+LookupRegistry& builtin_registry();
+
+// True when this build has the JIT (jit_avx2 is in the registry).
+bool jit_built();
+// One line saying whether jit_avx2 is in this build, and why not.
+std::string jit_build_note();
+
+}  // namespace ovscls
