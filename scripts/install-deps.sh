@@ -10,6 +10,8 @@ packages=(
     libxbyak-dev                    # xbyak (the JIT)
     qemu-user                       # tests on emulated CPUs (tests/emulated_cpus.sh)
     valgrind                        # callgrind instruction counts (perf/instructions.sh)
+    g++-aarch64-linux-gnu           # the aarch64 flavours, cross-built
+    googletest                      #   with GoogleTest built from source
 )
 
 missing=()
