@@ -69,13 +69,11 @@ CodeCache::Result CodeCache::acquire(const LookupShape& shape, const CacheOption
     auto lookup = std::make_unique<CompiledLookup>();
     lookup->shape = shape;
     const int64_t start = now_ns();
-    try {
-        lookup->code = std::make_unique<LookupGenerator>(shape, &lookup->profile, &memory_);
-        lookup->code->setProtectModeRE();  // W^X: writable until here, executable after
-    } catch (const Xbyak::Error& e) {
-        return {nullptr, Outcome::kNoMemory, std::string("code generation failed: ") + e.what()};
-    } catch (const std::bad_alloc&) {
-        return {nullptr, Outcome::kNoMemory, "code generation failed: out of memory"};
+    GenerateStatus status;
+    lookup->code = LookupGenerator::create(shape, &lookup->profile, &memory_, &status);
+    if (!status.ok()) {
+        const bool memory = status.code == GenerateStatus::Code::kNoMemory;
+        return {nullptr, memory ? Outcome::kNoMemory : Outcome::kGenerateFailed, status.detail};
     }
     lookup->compile_ns = static_cast<uint64_t>(now_ns() - start);
     lookup->code_bytes = lookup->code->getSize();

@@ -61,7 +61,7 @@ struct CacheStats {
 
 class CodeCache {
   public:
-    enum class Outcome { kCompiled, kShared, kOverBudget, kOverRate, kNoMemory };
+    enum class Outcome { kCompiled, kShared, kOverBudget, kOverRate, kNoMemory, kGenerateFailed };
     struct Result {
         CompiledLookup* lookup = nullptr;  // null unless kCompiled or kShared
         Outcome outcome = Outcome::kNoMemory;

@@ -135,6 +135,9 @@ CompiledLookup* acquire(const LookupShape& shape, const JitConfig& cfg) {
         case CodeCache::Outcome::kNoMemory:
             decline(Decline::kNoMemory, r.detail);
             break;
+        case CodeCache::Outcome::kGenerateFailed:
+            decline(Decline::kGenerateFailed, r.detail);
+            break;
     }
     return nullptr;
 }
@@ -276,6 +279,8 @@ const char* decline_name(Decline why) {
             return "compile-rate";
         case Decline::kNoMemory:
             return "no-memory";
+        case Decline::kGenerateFailed:
+            return "codegen";
         case Decline::kCount:
             break;
     }

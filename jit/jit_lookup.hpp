@@ -58,6 +58,7 @@ enum class Decline {
     kCodeBudget,
     kCompileRate,
     kNoMemory,
+    kGenerateFailed,  // the generator failed otherwise: a bug, logged
     kCount
 };
 const char* decline_name(Decline why);

@@ -1,6 +1,11 @@
 #include "jit/lookup_generator.hpp"
 
 #include <cstddef>
+#include <initializer_list>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
 
 extern "C" const struct cmap_node* cmap_find(const struct cmap* cmap, uint32_t hash);
 
@@ -44,7 +49,155 @@ constexpr int kMhashAdd = static_cast<int>(0xe6546b64u);
 constexpr int kMhashFinish1 = static_cast<int>(0x85ebca6bu);
 constexpr int kMhashFinish2 = static_cast<int>(0xc2b2ae35u);
 
+// Registers, by phase.  The callee-saved ones (kLive) hold the call's state
+// through the whole function and across the rare call into cmap_find().
+// The caller-saved ones are named per phase; a later phase takes them over
+// once the earlier one is done with them, and within a phase no register has
+// two roles (checked below at compile time).
+struct LiveRegs {
+    Reg64 subtable = util::r12;  // dpcls_subtable*
+    Reg64 found = util::r13;     // keys_map, then the found map
+    Reg64 keys = util::r14;      // const netdev_flow_key**
+    Reg64 rules = util::r15;     // dpcls_rule**
+    Reg64 iter = util::rbx;      // keys still to visit in a loop
+    Reg64 index = util::rbp;     // i, the key being worked on
+};
+// Flattening and hashing one key: emit_flatten_and_hash and its paths.
+struct FlattenRegs {
+    Reg64 key = util::r8;       // keys[i]
+    Reg64 map0 = util::r9;      // key->map.bits[0]
+    Reg64 map1 = util::r10;     // key->map.bits[1]
+    Reg64 values1 = util::r11;  // slow path: &key->values[popcount(map0)]
+    Reg64 out = util::rdi;      // the key's flattened blocks
+    Reg64 hash = util::rax;     // the running hash
+    Reg64 value = util::rcx;    // one block
+    Reg64 idx = util::rdx;      // slow path: the block's value index; mhash scratch
+    Reg64 present = util::rsi;  // slow path: all ones when the key has the word
+};
+// cmap round 1, after the key's blocks are stored: its map and blocks are
+// done with.
+struct Round1Regs {
+    Reg64 hash = util::rax;     // the key's hash, then h1
+    Reg64 impl = util::r9;      // the cmap impl
+    Reg64 bucket = util::rdi;   // the first bucket
+    Reg64 final = util::rcx;    // hash_finish()'s second operand
+    Reg64 scratch = util::rdx;  // hash_finish()'s shifts
+};
+// The profile update, once per burst.
+struct ProfileRegs {
+    Reg64 count = util::rcx;    // slow-path keys of the burst
+    Reg64 profile = util::rdx;  // LookupProfile*
+    Reg64 word = util::rsi;     // one word of the sample map
+};
+// cmap rounds 2 and 3.
+struct ProbeRegs {
+    Reg64 impl = util::r8;      // the cmap impl
+    Reg64 mask = util::r9;      // impl->mask (32 bits)
+    Reg64 round2 = util::r11;   // keys not in their first bucket
+    Reg64 bucket = util::rdi;   // the bucket searched
+    Reg64 hash = util::rcx;     // the key's hash
+    Reg64 node = util::rax;     // the node found, or 0 (cmap_find()'s result)
+    Reg64 counter = util::rdx;  // the bucket's counter
+};
+// Verifying candidates: emit_verify and emit_rule_compare.
+struct VerifyRegs {
+    Reg64 node = util::rax;    // the candidate rule
+    Reg64 blocks = util::rdi;  // the key's flattened blocks
+    Reg64 value = util::rcx;   // one block (the compare's GPR tail)
+};
+constexpr LiveRegs kLive;
+constexpr FlattenRegs kFlat;
+constexpr Round1Regs kRound1;
+constexpr ProfileRegs kProfile;
+constexpr ProbeRegs kProbe;
+constexpr VerifyRegs kVerify;
+
+// True when no two of `regs` are one register, and none is callee-saved
+// state (kLive) or rsp.
+constexpr bool distinct_scratch(std::initializer_list<Reg64> regs) {
+    const Reg64 reserved[] = {kLive.subtable, kLive.found, kLive.keys,
+                              kLive.rules,    kLive.iter,  kLive.index};
+    for (const Reg64* a = regs.begin(); a != regs.end(); a++) {
+        if (a->getIdx() == Operand::RSP) {
+            return false;
+        }
+        for (const Reg64& r : reserved) {
+            if (a->getIdx() == r.getIdx()) {
+                return false;
+            }
+        }
+        for (const Reg64* b = a + 1; b != regs.end(); b++) {
+            if (a->getIdx() == b->getIdx()) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+static_assert(distinct_scratch({}) && distinct_scratch({kLive.subtable}) == false,
+              "the check itself");
+static_assert(distinct_scratch({kFlat.key, kFlat.map0, kFlat.map1, kFlat.values1, kFlat.out,
+                                kFlat.hash, kFlat.value, kFlat.idx, kFlat.present}));
+static_assert(distinct_scratch({kRound1.hash, kRound1.impl, kRound1.bucket, kRound1.final,
+                                kRound1.scratch}));
+static_assert(distinct_scratch({kProfile.count, kProfile.profile, kProfile.word}));
+static_assert(distinct_scratch({kProbe.impl, kProbe.mask, kProbe.round2, kProbe.bucket, kProbe.hash,
+                                kProbe.node, kProbe.counter}));
+static_assert(distinct_scratch({kVerify.node, kVerify.blocks, kVerify.value}));
+// Round 1 follows the flattening of the same key: it may take over only
+// what the flattening no longer needs (the map and the blocks' address),
+// and keeps the hash where the flattening left it.
+static_assert(kRound1.hash.getIdx() == kFlat.hash.getIdx());
+// cmap_find() returns its node in rax and takes its arguments in rdi, esi.
+static_assert(kProbe.node.getIdx() == Operand::RAX);
+
+// Frame fields, as rsp displacements (index scaled by the caller).
+constexpr uint32_t kFrameHashes = offsetof(LookupFrame, hashes);
+constexpr uint32_t kFrameH1 = offsetof(LookupFrame, h1);
+constexpr uint32_t kFrameC1 = offsetof(LookupFrame, c1);
+constexpr uint32_t kFrameB1 = offsetof(LookupFrame, b1);
+constexpr uint32_t kFrameB2 = offsetof(LookupFrame, b2);
+constexpr uint32_t kFrameNodes = offsetof(LookupFrame, nodes);
+constexpr uint32_t kFrameImpl = offsetof(LookupFrame, impl);
+constexpr uint32_t kFrameSample = offsetof(LookupFrame, sample_map);
+constexpr uint32_t kFrameSlowKeys = offsetof(LookupFrame, slow_keys);
+
+GenerateStatus failed(GenerateStatus::Code code, std::string detail) {
+    return {code, std::move(detail)};
+}
+
 }  // namespace
+
+std::unique_ptr<LookupGenerator> LookupGenerator::create(const LookupShape& shape,
+                                                         LookupProfile* profile,
+                                                         Allocator* allocator,
+                                                         GenerateStatus* status) noexcept {
+    using Code = GenerateStatus::Code;
+    if (shape.blocks() > kMaxBlocks) {
+        *status =
+            failed(Code::kTooManyBlocks, std::to_string(shape.blocks()) + " blocks, more than " +
+                                             std::to_string(kMaxBlocks));
+        return nullptr;
+    }
+    try {
+        std::unique_ptr<LookupGenerator> g(new LookupGenerator(shape, profile, allocator));
+        g->generate();
+        g->setProtectModeRE();  // W^X: writable until here, executable after
+        *status = {};
+        return g;
+    } catch (const Error& e) {
+        const int err = e;
+        const Code code = err == ERR_CANT_ALLOC || err == ERR_CANT_PROTECT ? Code::kNoMemory
+                          : err == ERR_CODE_IS_TOO_BIG                     ? Code::kCodeTooLarge
+                                                                           : Code::kError;
+        *status = failed(code, std::string("code generation failed: ") + e.what());
+    } catch (const std::bad_alloc&) {
+        *status = failed(Code::kNoMemory, "code generation failed: out of memory");
+    } catch (...) {
+        *status = failed(Code::kError, "code generation failed: unexpected exception");
+    }
+    return nullptr;
+}
 
 LookupGenerator::LookupGenerator(const LookupShape& shape, LookupProfile* profile,
                                  Allocator* allocator)
@@ -52,27 +205,17 @@ LookupGenerator::LookupGenerator(const LookupShape& shape, LookupProfile* profil
       shape_(shape),
       profile_(profile),
       blocks_(shape.blocks()),
-      stride_(shape.blocks() * 8) {
-    if (blocks_ > kMaxBlocks) {
-        throw Error(ERR_BAD_PARAMETER);
-    }
-    scratch_off_ = 0;
-    hashes_off_ = scratch_off_ + kMaxBurst * stride_;
-    nodes_off_ = hashes_off_ + kMaxBurst * 4;
-    h1_off_ = nodes_off_ + kMaxBurst * 8;
-    c1_off_ = h1_off_ + kMaxBurst * 4;
-    b1_off_ = c1_off_ + kMaxBurst * 4;
-    b2_off_ = b1_off_ + kMaxBurst * 8;
-    slow_count_off_ = b2_off_ + kMaxBurst * 8;
-    sample_off_ = slow_count_off_ + 8;
-    impl_off_ = sample_off_ + 16;
-    // After six pushes rsp is 8 mod 16: a frame of 8 mod 16 realigns it for
-    // the call into cmap_find().
-    frame_bytes_ = ((impl_off_ + 8 + 15) & ~15u) + 8;
+      stride_(shape.blocks() * 8),
+      blocks_off_(sizeof(LookupFrame)),
+      // After six pushes rsp is 8 mod 16: a frame of 8 mod 16 realigns it
+      // for the call into cmap_find().
+      frame_bytes_(((sizeof(LookupFrame) + kMaxBurst * shape.blocks() * 8 + 15) & ~15u) + 8) {}
 
+void LookupGenerator::generate() {
     emit_prologue();
     emit_flatten_and_hash();
-    emit_probe();
+    emit_profile();
+    emit_cmap_find_batch();
     emit_verify();
     emit_epilogue();
 }
@@ -85,44 +228,52 @@ size_t LookupGenerator::reserved_bytes(const LookupShape& shape) {
     return (bytes + kCodePageBytes - 1) / kCodePageBytes * kCodePageBytes;
 }
 
+// In: the System V arguments (rdi subtable, esi keys_map, rdx keys,
+// rcx rules).  Out: kLive set up (found = iter = keys_map), the frame
+// reserved, frame.impl and frame.slow_keys set; jumps to the epilogue for an
+// empty burst.  Clobbers rax.
 void LookupGenerator::emit_prologue() {
     for (const Reg64& r : {rbx, rbp, r12, r13, r14, r15}) {
         push(r);
     }
     sub(rsp, frame_bytes_);
-    mov(subtable_, rdi);
-    mov(found_.cvt32(), esi);
-    mov(keys_, rdx);
-    mov(rules_, rcx);
-    mov(iter_.cvt32(), esi);
-    mov(dword[rsp + slow_count_off_], 0);
+    mov(kLive.subtable, rdi);
+    mov(kLive.found.cvt32(), esi);
+    mov(kLive.keys, rdx);
+    mov(kLive.rules, rcx);
+    mov(kLive.iter.cvt32(), esi);
+    mov(dword[rsp + kFrameSlowKeys], 0);
     // cmap->impl, read once (rcu-protected): every key of the burst is
     // looked up in the same impl, as cmap_find_batch() does.
-    mov(rax, qword[subtable_ + kSubtableRules]);
-    mov(qword[rsp + impl_off_], rax);
-    test(iter_.cvt32(), iter_.cvt32());
+    mov(rax, qword[kLive.subtable + kSubtableRules]);
+    mov(qword[rsp + kFrameImpl], rax);
+    test(kLive.iter.cvt32(), kLive.iter.cvt32());
     jz(epilogue_, T_NEAR);
 }
 
+// For every key of iter: flattens its blocks into the frame, hashes them
+// (frame.hashes[i]), and runs cmap round 1 (frame.h1[i], frame.b1[i], the
+// bucket prefetched).  In: kLive, frame.impl.  Out: iter = 0.  Clobbers
+// kFlat's and kRound1's registers, the flags.
 void LookupGenerator::emit_flatten_and_hash() {
     Label key_loop, slow, hashed;
     L(key_loop);
-    tzcnt(index_.cvt32(), iter_.cvt32());
-    mov(key_, qword[keys_ + index_ * 8]);
-    mov(map0_, qword[key_ + kKeyMap]);
-    mov(map1_, qword[key_ + kKeyMap + 8]);
-    imul(out_, index_, stride_);
-    add(out_, rsp);  // scratch is at rsp + 0
-    xor_(hash_.cvt32(), hash_.cvt32());
+    tzcnt(kLive.index.cvt32(), kLive.iter.cvt32());
+    mov(kFlat.key, qword[kLive.keys + kLive.index * 8]);
+    mov(kFlat.map0, qword[kFlat.key + kKeyMap]);
+    mov(kFlat.map1, qword[kFlat.key + kKeyMap + 8]);
+    imul(kFlat.out, kLive.index, stride_);
+    lea(kFlat.out, ptr[rsp + kFlat.out + blocks_off_]);
+    xor_(kFlat.hash.cvt32(), kFlat.hash.cvt32());
 
     if (shape_.expected_map) {
         const uint64_t e0 = shape_.expected_map->bits[0], e1 = shape_.expected_map->bits[1];
-        mov(value_, e0);
-        cmp(map0_, value_);
+        mov(kFlat.value, e0);
+        cmp(kFlat.map0, kFlat.value);
         jne(slow, T_NEAR);
         // Unit 1 holds at most 20 bits: always a sign-extendable immediate.
         static_assert(kUnit1Bits < 31);
-        cmp(map1_, static_cast<uint32_t>(e1));
+        cmp(kFlat.map1, static_cast<uint32_t>(e1));
         jne(slow, T_NEAR);
         emit_fast_path();
         jmp(hashed, T_NEAR);
@@ -132,72 +283,81 @@ void LookupGenerator::emit_flatten_and_hash() {
 
     L(hashed);
     emit_hash_finish();
-    mov(dword[rsp + hashes_off_ + index_ * 4], hash_.cvt32());
+    mov(dword[rsp + kFrameHashes + kLive.index * 4], kFlat.hash.cvt32());
+    emit_cmap_round1();
 
-    // cmap_find_batch()'s round 1, while the key is at hand: the first
-    // bucket, h1 = rehash(impl, hash), is computed and prefetched now, so
-    // its load overlaps the next keys' flattening.
-    const Reg64 impl = map0_, bucket = out_;
-    mov(impl, qword[rsp + impl_off_]);
-    mov(value_.cvt32(), hash_.cvt32());
-    mov(hash_.cvt32(), dword[impl + kCmapImplBasis]);
-    emit_finish(hash_, value_, idx_.cvt32());
-    mov(dword[rsp + h1_off_ + index_ * 4], hash_.cvt32());
-    emit_bucket_address(hash_, dword[impl + kCmapImplMask], impl, bucket);
-    mov(qword[rsp + b1_off_ + index_ * 8], bucket);
-    prefetcht0(ptr[bucket]);
-
-    blsr(iter_.cvt32(), iter_.cvt32());
+    blsr(kLive.iter.cvt32(), kLive.iter.cvt32());
     jnz(key_loop, T_NEAR);
 }
 
+// cmap_find_batch()'s round 1, while the key is at hand: the first bucket,
+// h1 = rehash(impl, hash), is computed and prefetched now, so its load
+// overlaps the next keys' flattening.  In: kRound1.hash = the key's hash,
+// kLive.index.  Out: frame.h1[i], frame.b1[i].  Clobbers kRound1's
+// registers.
+void LookupGenerator::emit_cmap_round1() {
+    const Round1Regs& r = kRound1;
+    mov(r.impl, qword[rsp + kFrameImpl]);
+    mov(r.final.cvt32(), r.hash.cvt32());
+    mov(r.hash.cvt32(), dword[r.impl + kCmapImplBasis]);
+    emit_finish(r.hash, r.final, r.scratch.cvt32());
+    mov(dword[rsp + kFrameH1 + kLive.index * 4], r.hash.cvt32());
+    emit_bucket_address(r.hash, dword[r.impl + kCmapImplMask], r.impl, r.bucket);
+    mov(qword[rsp + kFrameB1 + kLive.index * 8], r.bucket);
+    prefetcht0(ptr[r.bucket]);
+}
+
+// The blocks of a key whose map is the expected one: fixed value indexes.
+// In: kFlat.key, kFlat.out, kFlat.hash.  Out: the blocks at kFlat.out,
+// kFlat.hash updated.  Clobbers kFlat.value, kFlat.idx.
 void LookupGenerator::emit_fast_path() {
     for (uint32_t b = 0; b < blocks_; b++) {
         const LookupShape::Block block = shape_.block(b);
         if (block.expected_index >= 0) {
-            mov(value_, qword[key_ + kKeyValues + 8 * block.expected_index]);
-            and_(value_, qword[subtable_ + kMaskValues + 8 * b]);
+            mov(kFlat.value, qword[kFlat.key + kKeyValues + 8 * block.expected_index]);
+            and_(kFlat.value, qword[kLive.subtable + kMaskValues + 8 * b]);
         } else {
-            xor_(value_.cvt32(), value_.cvt32());  // such packets lack the word
+            xor_(kFlat.value.cvt32(), kFlat.value.cvt32());  // such packets lack the word
         }
-        mov(qword[out_ + 8 * b], value_);
+        mov(qword[kFlat.out + 8 * b], kFlat.value);
         emit_hash_add();
     }
 }
 
-// hash = hash_add64(hash, value).  Clobbers idx_.
+// kFlat.hash = hash_add64(kFlat.hash, kFlat.value).  Clobbers kFlat.idx.
 void LookupGenerator::emit_hash_add() {
+    const Reg64 hash = kFlat.hash, value = kFlat.value;
     if (kCrc32) {
-        crc32(hash_, value_);
+        crc32(hash, value);
         return;
     }
     // mhash_add() of the low, then the high 32 bits.  OVS skips the mixing
     // step for zero data; mixing zero yields zero, so no branch is needed.
-    const Reg32 h = hash_.cvt32(), d = idx_.cvt32();
+    const Reg32 h = hash.cvt32(), d = kFlat.idx.cvt32();
     for (int half = 0; half < 2; half++) {
         if (half == 0) {
-            imul(d, value_.cvt32(), kMhashC1);
+            imul(d, value.cvt32(), kMhashC1);
         } else {
-            mov(idx_, value_);
-            shr(idx_, 32);
+            mov(kFlat.idx, value);
+            shr(kFlat.idx, 32);
             imul(d, d, kMhashC1);
         }
         rol(d, 15);
         imul(d, d, kMhashC2);
         xor_(h, d);
         rol(h, 13);
-        lea(h, ptr[hash_ + hash_ * 4 + kMhashAdd]);  // h * 5 + 0xe6546b64
+        lea(h, ptr[hash + hash * 4 + kMhashAdd]);  // h * 5 + 0xe6546b64
     }
 }
 
-// hash = hash_finish(hash, blocks * 8).  Clobbers value_.
+// kFlat.hash = hash_finish(kFlat.hash, blocks * 8).  Clobbers kFlat.value.
 void LookupGenerator::emit_hash_finish() {
-    mov(value_.cvt32(), blocks_ * 8);
-    emit_finish(hash_, value_, value_.cvt32());
+    mov(kFlat.value.cvt32(), blocks_ * 8);
+    emit_finish(kFlat.hash, kFlat.value, kFlat.value.cvt32());
 }
 
-// h = hash_finish(h, final) (final: a 32-bit value, zero-extended); `t` is
-// a scratch register and may be `final`'s own.
+// hash = hash_finish(hash, final) (final: a 32-bit value, zero-extended).
+// Clobbers `t`, which may be `final`'s own register.
 void LookupGenerator::emit_finish(const Reg64& hash, const Reg64& final, const Reg32& t) {
     const Reg32 h = hash.cvt32();
     auto xor_shift = [&](int shift) {
@@ -219,148 +379,165 @@ void LookupGenerator::emit_finish(const Reg64& hash, const Reg64& final, const R
     xor_shift(16);
 }
 
+// The blocks of any key, as OVS's generic lookup finds them.  In: kFlat.key,
+// map0, map1, out, hash.  Out: the blocks at kFlat.out, kFlat.hash updated,
+// frame.slow_keys counted and frame.sample_map set.  Clobbers kFlat.values1,
+// value, idx, present.
 void LookupGenerator::emit_slow_path() {
+    const FlattenRegs& f = kFlat;
     // Tier-up input: how many keys came this way, and one of their maps.
-    inc(dword[rsp + slow_count_off_]);
-    mov(qword[rsp + sample_off_], map0_);
-    mov(qword[rsp + sample_off_ + 8], map1_);
+    inc(dword[rsp + kFrameSlowKeys]);
+    mov(qword[rsp + kFrameSample], f.map0);
+    mov(qword[rsp + kFrameSample + 8], f.map1);
     if (shape_.u1() > 0) {
-        popcnt(values1_, map0_);
-        lea(values1_, ptr[key_ + values1_ * 8 + kKeyValues]);
+        popcnt(f.values1, f.map0);
+        lea(f.values1, ptr[f.key + f.values1 * 8 + kKeyValues]);
     }
     for (uint32_t b = 0; b < blocks_; b++) {
         const LookupShape::Block block = shape_.block(b);
-        const Reg64& map = block.unit == 0 ? map0_ : map1_;
+        const Reg64& map = block.unit == 0 ? f.map0 : f.map1;
         // idx = popcount(map & ((1 << bit) - 1)); the load is unconditional,
         // as in OVS: idx never exceeds the key's value count.
         if (block.bit == 0) {
-            xor_(idx_.cvt32(), idx_.cvt32());
+            xor_(f.idx.cvt32(), f.idx.cvt32());
         } else {
-            mov(idx_.cvt32(), block.bit);
-            bzhi(idx_, map, idx_);
-            popcnt(idx_, idx_);
+            mov(f.idx.cvt32(), block.bit);
+            bzhi(f.idx, map, f.idx);
+            popcnt(f.idx, f.idx);
         }
         if (block.unit == 0) {
-            mov(value_, qword[key_ + idx_ * 8 + kKeyValues]);
+            mov(f.value, qword[f.key + f.idx * 8 + kKeyValues]);
         } else {
-            mov(value_, qword[values1_ + idx_ * 8]);
+            mov(f.value, qword[f.values1 + f.idx * 8]);
         }
         bt(map, static_cast<uint8_t>(block.bit));  // CF = the key has the word
-        sbb(present_, present_);                   // all ones when CF
-        and_(value_, present_);
-        and_(value_, qword[subtable_ + kMaskValues + 8 * b]);
-        mov(qword[out_ + 8 * b], value_);
+        sbb(f.present, f.present);                 // all ones when CF
+        and_(f.value, f.present);
+        and_(f.value, qword[kLive.subtable + kMaskValues + 8 * b]);
+        mov(qword[f.out + 8 * b], f.value);
         emit_hash_add();
     }
 }
 
-void LookupGenerator::emit_probe() {
+// Once per burst, when any key took the slow path: adds the count to the
+// profile and stores the sample map there (plain stores, see
+// LookupProfile).  In: frame.slow_keys, frame.sample_map.  Clobbers
+// kProfile's registers.
+void LookupGenerator::emit_profile() {
+    const ProfileRegs& r = kProfile;
     Label no_sample;
-    mov(value_.cvt32(), dword[rsp + slow_count_off_]);
-    test(value_.cvt32(), value_.cvt32());
+    mov(r.count.cvt32(), dword[rsp + kFrameSlowKeys]);
+    test(r.count.cvt32(), r.count.cvt32());
     jz(no_sample);
-    mov(idx_, reinterpret_cast<uint64_t>(profile_));
-    add(qword[idx_ + offsetof(LookupProfile, slow_keys)], value_);
-    mov(present_, qword[rsp + sample_off_]);
-    mov(qword[idx_ + offsetof(LookupProfile, sample_map)], present_);
-    mov(present_, qword[rsp + sample_off_ + 8]);
-    mov(qword[idx_ + offsetof(LookupProfile, sample_map) + 8], present_);
+    mov(r.profile, reinterpret_cast<uint64_t>(profile_));
+    add(qword[r.profile + offsetof(LookupProfile, slow_keys)], r.count);
+    mov(r.word, qword[rsp + kFrameSample]);
+    mov(qword[r.profile + offsetof(LookupProfile, sample_map)], r.word);
+    mov(r.word, qword[rsp + kFrameSample + 8]);
+    mov(qword[r.profile + offsetof(LookupProfile, sample_map) + 8], r.word);
     L(no_sample);
-    emit_cmap_find_batch();
 }
 
 // OVS's cmap_find_batch() (lib/cmap.c), inline, in its three rounds (the
-// first ran in the flattening loop) and with its concurrent-reader protocol: a bucket is read
-// between two reads of its counter, which must be even and unchanged (else read again); a key not
-// in its first bucket is looked for in its second; and when it is in neither but the first bucket
-// changed meanwhile (a writer may have moved it), OVS's own cmap_find() takes a stable reading of
-// both.  x86 keeps loads in order, so OVS's acquire fences need no instruction here.
+// first ran in the flattening loop) and with its concurrent-reader
+// protocol: a bucket is read between two reads of its counter, which must
+// be even and unchanged (else read again); a key not in its first bucket is
+// looked for in its second; and when it is in neither but the first bucket
+// changed meanwhile (a writer may have moved it), OVS's own cmap_find()
+// takes a stable reading of both.  x86 keeps loads in order, so OVS's
+// acquire fences need no instruction here.
 //
 // The difference: a bucket's five hashes are compared with the key's in one
 // vpcmpeqd over the bucket's first 32 bytes (counter, hashes[5], half a
 // node), whose mask bits 1..5 are the hashes.
+//
+// In: kLive.found = the burst, frame.hashes, h1, b1, impl.  Out:
+// kLive.found = the keys whose hash has a node, frame.nodes[i] for them
+// (their rules prefetched).  Clobbers kProbe's registers, rsi, r10 (the
+// call), ymm1, ymm2, the flags.
 void LookupGenerator::emit_cmap_find_batch() {
-    const Reg64 impl = r8, bucket = rdi, node = rax, counter = rdx, hash = rcx, round2 = r11;
-    const Reg32 mask = r9d;
+    const ProbeRegs& r = kProbe;
     Label round2_loop, round2_miss, round2_next, round3, round3_found, round3_miss, round3_next,
         done;
 
-    // Round 1 ran in the flattening loop (first buckets computed and
-    // prefetched), on the impl read once in the prologue.
-    mov(impl, qword[rsp + impl_off_]);
-    mov(mask, dword[impl + kCmapImplMask]);
+    mov(r.impl, qword[rsp + kFrameImpl]);
+    mov(r.mask.cvt32(), dword[r.impl + kCmapImplMask]);
 
     // Round 2: look in the first buckets; prefetch the second ones of
     // the keys not found.
-    xor_(round2.cvt32(), round2.cvt32());
-    mov(iter_.cvt32(), found_.cvt32());
+    xor_(r.round2.cvt32(), r.round2.cvt32());
+    mov(kLive.iter.cvt32(), kLive.found.cvt32());
     L(round2_loop);
-    tzcnt(index_.cvt32(), iter_.cvt32());
-    emit_find_key_in_bucket(b1_off_, bucket, hash, node, counter);
+    tzcnt(kLive.index.cvt32(), kLive.iter.cvt32());
+    emit_find_key_in_bucket(kFrameB1, r.bucket, r.hash, r.node, r.counter);
     jz(round2_miss);
-    emit_found(node);
+    emit_found(r.node);
     jmp(round2_next);
     L(round2_miss);
-    mov(dword[rsp + c1_off_ + index_ * 4], counter.cvt32());
-    mov(node.cvt32(), dword[rsp + h1_off_ + index_ * 4]);
-    rol(node.cvt32(), 16);  // other_hash(h1)
-    emit_bucket_address(node, mask, impl, bucket);
-    mov(qword[rsp + b2_off_ + index_ * 8], bucket);
-    prefetcht0(ptr[bucket]);
-    bts(round2.cvt32(), index_.cvt32());
+    mov(dword[rsp + kFrameC1 + kLive.index * 4], r.counter.cvt32());
+    mov(r.node.cvt32(), dword[rsp + kFrameH1 + kLive.index * 4]);
+    rol(r.node.cvt32(), 16);  // other_hash(h1)
+    emit_bucket_address(r.node, r.mask.cvt32(), r.impl, r.bucket);
+    mov(qword[rsp + kFrameB2 + kLive.index * 8], r.bucket);
+    prefetcht0(ptr[r.bucket]);
+    bts(r.round2.cvt32(), kLive.index.cvt32());
     L(round2_next);
-    blsr(iter_.cvt32(), iter_.cvt32());
+    blsr(kLive.iter.cvt32(), kLive.iter.cvt32());
     jnz(round2_loop);
 
     // Round 3: the second buckets.
-    test(round2.cvt32(), round2.cvt32());
+    test(r.round2.cvt32(), r.round2.cvt32());
     jz(done, T_NEAR);
-    mov(iter_.cvt32(), round2.cvt32());
+    mov(kLive.iter.cvt32(), r.round2.cvt32());
     L(round3);
-    tzcnt(index_.cvt32(), iter_.cvt32());
-    emit_find_key_in_bucket(b2_off_, bucket, hash, node, counter);
+    tzcnt(kLive.index.cvt32(), kLive.iter.cvt32());
+    emit_find_key_in_bucket(kFrameB2, r.bucket, r.hash, r.node, r.counter);
     jnz(round3_found);
-    mov(bucket, qword[rsp + b1_off_ + index_ * 8]);
-    mov(counter.cvt32(), dword[bucket]);
-    cmp(counter.cvt32(), dword[rsp + c1_off_ + index_ * 4]);
+    mov(r.bucket, qword[rsp + kFrameB1 + kLive.index * 8]);
+    mov(r.counter.cvt32(), dword[r.bucket]);
+    cmp(r.counter.cvt32(), dword[rsp + kFrameC1 + kLive.index * 4]);
     je(round3_miss);
     // The first bucket changed since round 2: let cmap_find() read both
-    // buckets stably.  (Only rbx, rbp and r12-r15 live across the call.)
-    lea(rdi, ptr[subtable_ + kSubtableRules]);
-    mov(esi, dword[rsp + hashes_off_ + index_ * 4]);
+    // buckets stably.  It clobbers every caller-saved register; nothing of
+    // kProbe is live across it but what is reloaded per key (impl and mask
+    // only feed round 2, which is over).
+    lea(rdi, ptr[kLive.subtable + kSubtableRules]);
+    mov(esi, dword[rsp + kFrameHashes + kLive.index * 4]);
     mov(rax, reinterpret_cast<uint64_t>(&cmap_find));
     call(rax);
-    test(node, node);
+    test(r.node, r.node);
     jnz(round3_found);
     L(round3_miss);
-    btr(found_.cvt32(), index_.cvt32());
+    btr(kLive.found.cvt32(), kLive.index.cvt32());
     jmp(round3_next);
     L(round3_found);
-    emit_found(node);
+    emit_found(r.node);
     L(round3_next);
-    blsr(iter_.cvt32(), iter_.cvt32());
+    blsr(kLive.iter.cvt32(), kLive.iter.cvt32());
     jnz(round3);
     L(done);
 }
 
-// Key i's search in the bucket stored for it at [rsp + slots + 8i]; ends
-// with ZF set when the key's hash is not there (node = 0).
+// Key i's search in the bucket stored for it at frame + slots + 8i.  Out:
+// node (0 when the key's hash is not there, with ZF set), counter.
+// Clobbers bucket, hash, ymm1, ymm2.
 void LookupGenerator::emit_find_key_in_bucket(uint32_t slots, const Reg64& bucket,
                                               const Reg64& hash, const Reg64& node,
                                               const Reg64& counter) {
-    mov(bucket, qword[rsp + slots + index_ * 8]);
-    mov(hash.cvt32(), dword[rsp + hashes_off_ + index_ * 4]);
+    mov(bucket, qword[rsp + slots + kLive.index * 8]);
+    mov(hash.cvt32(), dword[rsp + kFrameHashes + kLive.index * 4]);
     emit_find_in_bucket(bucket, hash, node, counter);
     test(node, node);
 }
 
-// nodes[i] = node, and its rule's key starts loading.
+// frame.nodes[i] = node, and its rule's key starts loading.  Clobbers
+// nothing.
 void LookupGenerator::emit_found(const Reg64& node) {
-    mov(qword[rsp + nodes_off_ + index_ * 8], node);
+    mov(qword[rsp + kFrameNodes + kLive.index * 8], node);
     prefetcht0(ptr[node + kRuleValues]);
 }
 
-// bucket = &impl->buckets[h & mask]; clobbers h.
+// bucket = &impl->buckets[h & mask].  Clobbers h.
 void LookupGenerator::emit_bucket_address(const Reg64& h, const Operand& mask, const Reg64& impl,
                                           const Reg64& bucket) {
     and_(h.cvt32(), mask);
@@ -368,9 +545,10 @@ void LookupGenerator::emit_bucket_address(const Reg64& h, const Operand& mask, c
     lea(bucket, ptr[impl + h + kCmapImplBuckets]);
 }
 
-// cmap_find_in_bucket() between two reads of an even, unchanged counter:
-// node = the first entry of `bucket` whose hash is `hash`'s low 32 bits, or
-// 0; `counter` = the counter it was read under.  Clobbers ymm1, ymm2.
+// cmap_find_in_bucket() between two reads of an even, unchanged counter.
+// Out: node = the first entry of `bucket` whose hash is `hash`'s low 32
+// bits, or 0; counter = the counter it was read under.  Clobbers ymm1,
+// ymm2.
 void LookupGenerator::emit_find_in_bucket(const Reg64& bucket, const Reg64& hash, const Reg64& node,
                                           const Reg64& counter) {
     Label retry, odd, none, check;
@@ -397,37 +575,42 @@ void LookupGenerator::emit_find_in_bucket(const Reg64& bucket, const Reg64& hash
     jne(retry);
 }
 
+// For every key of kLive.found: walks its node chain for the first rule
+// whose key equals the flattened blocks; rules[i] = that rule, or the key
+// leaves kLive.found (a hash collision).  In: frame.nodes.  Clobbers
+// kVerify's registers, ymm0, ymm1, the flags.
 void LookupGenerator::emit_verify() {
+    const VerifyRegs& r = kVerify;
     Label verify_key, chain, next_node, next_key;
-    const Reg64 node = hash_;  // rax: the hash is stored, reuse the register
 
     // The candidate rules were prefetched as the cmap rounds found them.
-    test(found_.cvt32(), found_.cvt32());
+    test(kLive.found.cvt32(), kLive.found.cvt32());
     jz(epilogue_, T_NEAR);
-    mov(iter_.cvt32(), found_.cvt32());
+    mov(kLive.iter.cvt32(), kLive.found.cvt32());
     L(verify_key);
-    tzcnt(index_.cvt32(), iter_.cvt32());
-    mov(node, qword[rsp + nodes_off_ + index_ * 8]);
-    imul(out_, index_, stride_);
-    add(out_, rsp);
+    tzcnt(kLive.index.cvt32(), kLive.iter.cvt32());
+    mov(r.node, qword[rsp + kFrameNodes + kLive.index * 8]);
+    imul(r.blocks, kLive.index, stride_);
+    lea(r.blocks, ptr[rsp + r.blocks + blocks_off_]);
     L(chain);
     emit_rule_compare(next_node);
-    mov(qword[rules_ + index_ * 8], node);  // the node is the rule
+    mov(qword[kLive.rules + kLive.index * 8], r.node);  // the node is the rule
     jmp(next_key);
     L(next_node);
-    mov(node, qword[node]);  // node->next; x86 loads are acquire loads
-    test(node, node);
+    mov(r.node, qword[r.node]);  // node->next; x86 loads are acquire loads
+    test(r.node, r.node);
     jnz(chain);
-    btr(found_.cvt32(), index_.cvt32());  // hash collision only: not found here
+    btr(kLive.found.cvt32(), kLive.index.cvt32());  // hash collision only: not found here
     L(next_key);
-    blsr(iter_.cvt32(), iter_.cvt32());
+    blsr(kLive.iter.cvt32(), kLive.iter.cvt32());
     jnz(verify_key, T_NEAR);
 }
 
-// Jumps to `mismatch` unless the rule at rax holds exactly the blocks at
-// rdi: 4 blocks per ymm, then 2 per xmm, then one in a GPR.
+// Jumps to `mismatch` unless the rule at kVerify.node holds exactly the
+// blocks at kVerify.blocks: 4 blocks per ymm, then 2 per xmm, then one in a
+// GPR.  Clobbers kVerify.value, ymm0, ymm1, the flags.
 void LookupGenerator::emit_rule_compare(const Label& mismatch) {
-    const Reg64 node = hash_;
+    const VerifyRegs& r = kVerify;
     uint32_t b = 0;
     bool vector = false;
     auto accumulate = [&](const Xmm& part) {
@@ -440,14 +623,14 @@ void LookupGenerator::emit_rule_compare(const Label& mismatch) {
     };
     for (; b + 4 <= blocks_; b += 4) {
         const Ymm t = vector ? ymm1 : ymm0;
-        vmovdqu(t, yword[out_ + 8 * b]);
-        vpxor(t, t, yword[node + kRuleValues + 8 * b]);
+        vmovdqu(t, yword[r.blocks + 8 * b]);
+        vpxor(t, t, yword[r.node + kRuleValues + 8 * b]);
         accumulate(t);
     }
     if (b + 2 <= blocks_) {
         const Xmm t = vector ? xmm1 : xmm0;
-        vmovdqu(t, xword[out_ + 8 * b]);
-        vpxor(t, t, xword[node + kRuleValues + 8 * b]);
+        vmovdqu(t, xword[r.blocks + 8 * b]);
+        vpxor(t, t, xword[r.node + kRuleValues + 8 * b]);
         accumulate(t);
         b += 2;
     }
@@ -456,18 +639,20 @@ void LookupGenerator::emit_rule_compare(const Label& mismatch) {
         jnz(mismatch, T_NEAR);
     }
     if (b < blocks_) {
-        mov(value_, qword[out_ + 8 * b]);
-        cmp(value_, qword[node + kRuleValues + 8 * b]);
+        mov(r.value, qword[r.blocks + 8 * b]);
+        cmp(r.value, qword[r.node + kRuleValues + 8 * b]);
         jne(mismatch, T_NEAR);
     }
 }
 
+// subtable->hit_cnt += popcount(found); returns found.  Restores the
+// callee-saved registers; clears the upper halves of the ymm registers.
 void LookupGenerator::emit_epilogue() {
     L(epilogue_);
     // OVS's plain "subtable->hit_cnt += count": racy by design, as in OVS.
-    popcnt(eax, found_.cvt32());
-    add(dword[subtable_ + kSubtableHits], eax);
-    mov(eax, found_.cvt32());
+    popcnt(eax, kLive.found.cvt32());
+    add(dword[kLive.subtable + kSubtableHits], eax);
+    mov(eax, kLive.found.cvt32());
     vzeroupper();
     add(rsp, frame_bytes_);
     for (const Reg64& r : {r15, r14, r13, r12, rbp, rbx}) {

@@ -8,10 +8,11 @@
 //
 // Shape of the emitted code, for a (4,1) subtable with an expected map:
 //
-//   prologue    push the six callee-saved registers, reserve the frame:
-//               32 x blocks x 8 bytes of flattened keys, and per key its
-//               hash, h1, first/second bucket, bucket counter and node;
-//               the slow-path count and sample map; impl = cmap->impl
+//   prologue    push the six callee-saved registers, reserve the frame
+//               (LookupFrame: per key its hash, h1, first/second bucket,
+//               bucket counter and node; the slow-path count and sample
+//               map; impl = cmap->impl) and after it 32 x blocks x 8 bytes
+//               of flattened keys
 //   key_loop:   i = tzcnt(iter); key = keys[i]; map0, map1 = key->map
 //               cmp map0, EXPECTED0; jne slow; cmp map1, EXPECTED1; jne slow
 //     fast:     per block b (value index k fixed by the expected map):
@@ -63,7 +64,10 @@
 #include <xbyak/xbyak.h>
 
 #include <cstdint>
+#include <memory>
+#include <string>
 
+#include "classifier/ovs_abi.h"
 #include "jit/lookup_shape.hpp"
 
 namespace ovscls::jit {
@@ -79,19 +83,62 @@ struct alignas(64) LookupProfile {
 
 inline constexpr size_t kCodePageBytes = 4096;
 
+// What LookupGenerator::create() reports.  No exception leaves create(): it
+// runs under OVS's C code (patches/0004), where one would abort the switch.
+struct GenerateStatus {
+    enum class Code {
+        kOk,
+        kTooManyBlocks,  // more than kMaxBlocks blocks
+        kNoMemory,       // no code memory (the allocator, or the heap)
+        kCodeTooLarge,   // the code outgrew reserved_bytes(): a generator bug
+        kError,          // any other xbyak error: a generator bug
+    };
+    Code code = Code::kOk;
+    std::string detail;  // for the log; empty when kOk
+    bool ok() const { return code == Code::kOk; }
+};
+
+// The generated function's stack frame, at rsp after the prologue, per key
+// of the burst (index i): everything a later phase needs from an earlier
+// one.  The flattened blocks follow it (kMaxBurst x blocks x 8 bytes, the
+// key's `stride`); their size depends on the shape, so they are not a
+// member.  The code addresses every field through offsetof().
+struct LookupFrame {
+    uint32_t hashes[OVSCLS_MAX_BURST];  // the key's hash (flatten)
+    uint32_t h1[OVSCLS_MAX_BURST];      // rehash(impl, hash) (cmap round 1)
+    uint32_t c1[OVSCLS_MAX_BURST];      // first bucket's counter (round 2)
+    uint64_t b1[OVSCLS_MAX_BURST];      // first bucket's address (round 1)
+    uint64_t b2[OVSCLS_MAX_BURST];      // second bucket's address (round 2)
+    uint64_t nodes[OVSCLS_MAX_BURST];   // first node of its hash (rounds 2, 3)
+    uint64_t impl;                      // cmap->impl, read once per burst
+    uint64_t sample_map[2];             // a slow-path key's map (tier-up input)
+    uint32_t slow_keys;                 // keys that took the slow path
+    uint32_t pad;
+};
+static_assert(sizeof(LookupFrame) % 16 == 0, "the blocks that follow stay 16-byte aligned");
+
+// Generates one lookup.  One instance per compiled shape; it owns the code
+// memory (from `allocator`) for as long as the code may run.
 class LookupGenerator : public Xbyak::CodeGenerator {
   public:
-    // Emits the lookup for `shape` into memory from `allocator` (RW; the
-    // caller makes it RX with setProtectModeRE()).  Throws Xbyak::Error when
-    // memory cannot be had or the code does not fit.
-    LookupGenerator(const LookupShape& shape, LookupProfile* profile, Xbyak::Allocator* allocator);
+    // Emits the lookup for `shape` and makes its memory read+execute (W^X:
+    // writable only while emitting).  Returns the generator holding the
+    // code, or null with *status saying why.  Never throws.
+    static std::unique_ptr<LookupGenerator> create(const LookupShape& shape, LookupProfile* profile,
+                                                   Xbyak::Allocator* allocator,
+                                                   GenerateStatus* status) noexcept;
 
     // Bytes reserved for a shape's code, in whole pages: one page for every
     // shape with the CRC32 hash; with the longer mhash sequence, shapes over
-    // 17 blocks take two.  The generator throws rather than grow beyond it.
+    // 17 blocks take two.  Code that would grow beyond it fails to generate.
     static size_t reserved_bytes(const LookupShape& shape);
 
   private:
+    // Reserves the code memory (RW); may throw, as xbyak does.
+    LookupGenerator(const LookupShape& shape, LookupProfile* profile, Xbyak::Allocator* allocator);
+    // Emits the function; may throw Xbyak::Error.
+    void generate();
+
     void emit_prologue();
     void emit_flatten_and_hash();
     void emit_fast_path();
@@ -99,6 +146,8 @@ class LookupGenerator : public Xbyak::CodeGenerator {
     void emit_hash_add();
     void emit_hash_finish();
     void emit_finish(const Xbyak::Reg64& hash, const Xbyak::Reg64& final, const Xbyak::Reg32& t);
+    void emit_cmap_round1();
+    void emit_profile();
     void emit_cmap_find_batch();
     void emit_bucket_address(const Xbyak::Reg64& h, const Xbyak::Operand& mask,
                              const Xbyak::Reg64& impl, const Xbyak::Reg64& bucket);
@@ -108,7 +157,6 @@ class LookupGenerator : public Xbyak::CodeGenerator {
                                  const Xbyak::Reg64& hash, const Xbyak::Reg64& node,
                                  const Xbyak::Reg64& counter);
     void emit_found(const Xbyak::Reg64& node);
-    void emit_probe();
     void emit_verify();
     void emit_rule_compare(const Xbyak::Label& mismatch);
     void emit_epilogue();
@@ -116,32 +164,11 @@ class LookupGenerator : public Xbyak::CodeGenerator {
     const LookupShape shape_;
     LookupProfile* const profile_;
     const uint32_t blocks_;
-    const uint32_t stride_;  // bytes of one key's flattened blocks
-
-    // Frame layout (offsets from rsp after the prologue).
+    const uint32_t stride_;       // bytes of one key's flattened blocks
+    const uint32_t blocks_off_;   // where they start: sizeof(LookupFrame)
+    const uint32_t frame_bytes_;  // what the prologue reserves
     Xbyak::Label epilogue_;
-    uint32_t h1_off_ = 0, c1_off_ = 0, b1_off_ = 0, b2_off_ = 0, impl_off_ = 0;  // cmap state
-    uint32_t scratch_off_ = 0, hashes_off_ = 0, nodes_off_ = 0, slow_count_off_ = 0,
-             sample_off_ = 0, frame_bytes_ = 0;
-
-    // Registers by role.  Callee-saved ones live across the (rare) call
-    // into cmap_find().
-    const Xbyak::Reg64 subtable_ = r12;  // dpcls_subtable*
-    const Xbyak::Reg64 found_ = r13;     // keys_map, then the found map
-    const Xbyak::Reg64 keys_ = r14;      // const netdev_flow_key**
-    const Xbyak::Reg64 rules_ = r15;     // dpcls_rule**
-    const Xbyak::Reg64 iter_ = rbx;      // keys still to visit in a loop
-    const Xbyak::Reg64 index_ = rbp;     // i, the key being worked on
-    // Caller-saved: used within one key.
-    const Xbyak::Reg64 key_ = r8;       // keys[i]
-    const Xbyak::Reg64 map0_ = r9;      // key->map.bits[0]
-    const Xbyak::Reg64 map1_ = r10;     // key->map.bits[1]
-    const Xbyak::Reg64 values1_ = r11;  // &key->values[popcount(map0)]
-    const Xbyak::Reg64 out_ = rdi;      // this key's flattened blocks
-    const Xbyak::Reg64 hash_ = rax;     // running hash, then the node
-    const Xbyak::Reg64 value_ = rcx;    // one block
-    const Xbyak::Reg64 idx_ = rdx;      // slow path: the block's value index
-    const Xbyak::Reg64 present_ = rsi;  // slow path: all ones when present
+    // The registers, by phase, are in lookup_generator.cpp.
 };
 
 }  // namespace ovscls::jit

@@ -17,6 +17,7 @@
 #include "cpu_case.hpp"
 #include "jit/cmap_layout.hpp"
 #include "jit/jit_lookup.hpp"
+#include "jit/lookup_generator.hpp"
 #include "random_subtable.hpp"
 #include "reference/ovs_reference.h"
 #include "standalone/builtin_lookups.hpp"
@@ -198,6 +199,29 @@ TEST_F(JitTest, CmapLayoutIsOvs) {
 
 // Subtables with the same map share code whatever their mask values; the
 // code goes when the last of them does, after a grace period.
+// The generator reports failure as a status, never as an exception (it runs
+// under OVS's C code).  Generating runs no generated code: any CPU.
+TEST_F(JitTest, GeneratorReportsFailureAsStatus) {
+    jit::LookupProfile profile;
+    jit::GenerateStatus status;
+
+    jit::LookupShape too_big;
+    too_big.mask_map.bits[0] = (uint64_t{1} << (jit::kMaxBlocks + 1)) - 1;  // 33 blocks
+    EXPECT_EQ(jit::LookupGenerator::create(too_big, &profile, nullptr, &status), nullptr);
+    EXPECT_EQ(status.code, jit::GenerateStatus::Code::kTooManyBlocks) << status.detail;
+
+    struct NoMemory : Xbyak::Allocator {
+        uint8_t* alloc(size_t) override { return nullptr; }
+        void free(uint8_t*) override {}
+    } no_memory;
+    jit::LookupShape shape;
+    shape.mask_map.bits[0] = 0xf;
+    shape.mask_map.bits[1] = 0x1;
+    EXPECT_EQ(jit::LookupGenerator::create(shape, &profile, &no_memory, &status), nullptr);
+    EXPECT_EQ(status.code, jit::GenerateStatus::Code::kNoMemory) << status.detail;
+    EXPECT_NE(status.detail.find("code generation failed"), std::string::npos) << status.detail;
+}
+
 TEST_F(JitCodeTest, SameMapSharesCodeAndLastReleaseFreesIt) {
     Gen g(7);
     const jit::CacheStats before = jit::stats().cache;
