@@ -6,7 +6,9 @@
 # short microbenchmark smoke run, the JIT flood run, the phy-to-phy
 # benchmark's traffic and parser tests,
 # ovs-vswitchd with the plugin built in (tests/vswitchd/run.sh: OVS's
-# own testsuite subsets and the project's end-to-end tests), and the tests
+# own testsuite subsets and the project's end-to-end tests), the patched
+# ovs-vswitchd cross-built for aarch64 under qemu-aarch64
+# (tests/vswitchd/foreign_arch_test.sh), and the tests
 # again on emulated CPUs without AVX512 and without AVX2
 # (tests/emulated_cpus.sh).  Installs its own packages
 # (scripts/install-deps.sh).
@@ -104,6 +106,15 @@ fi
 
 echo "=== ovs-vswitchd with the plugin (patched build, OVS testsuite, project tests)"
 if tests/vswitchd/run.sh; then
+    passed=$((passed + 1))
+else
+    failed=$((failed + 1))
+fi
+
+echo "=== the patched ovs-vswitchd for aarch64 (cross-built, run under qemu-aarch64)"
+if native=$(patches/cached-build.sh --plugin-default | tail -1) &&
+    foreign=$(patches/cached-build.sh --host aarch64-linux-gnu --plugin-default | tail -1) &&
+    tests/vswitchd/foreign_arch_test.sh "$foreign" "$native"; then
     passed=$((passed + 1))
 else
     failed=$((failed + 1))

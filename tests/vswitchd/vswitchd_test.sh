@@ -29,28 +29,7 @@ work=$(mktemp -d /tmp/vswitchd-test.XXXXXX)
 export OVS_RUNDIR=$work OVS_LOGDIR=$work OVS_DBDIR=$work OVS_SYSCONFDIR=$work
 export OVS_PKGDATADIR=$prefix/share/openvswitch
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok - $1"; }
-not_ok() { failed=$((failed + 1)); echo "not ok - $1"; [ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/    /'; }
-check() {  # check NAME COMMAND...: passes when the command succeeds
-    local name=$1
-    shift
-    local out
-    if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$out"; fi
-}
-
-cleanup() {
-    for d in ovs-vswitchd ovsdb-server; do
-        [ -f "$work/$d.pid" ] && kill "$(cat "$work/$d.pid")" 2>/dev/null
-    done
-    sleep 0.5
-    if [ "$failed" -gt 0 ]; then
-        echo "logs kept in $work"
-    else
-        rm -rf "$work"
-    fi
-}
+source "$here/lib.sh"
 trap cleanup EXIT
 
 # ---- the CPU, and what it lets each lookup do ----
@@ -72,16 +51,7 @@ avx512_lacks=$(cpu_lacks avx512f bmi2)
 echo "# CPU${emulator:+ (under $emulator)}:$cpu"
 
 # ---- start ----
-ovsdb-tool create "$work/conf.db" "$OVS_PKGDATADIR/vswitch.ovsschema" >/dev/null
-ovsdb-server "$work/conf.db" --detach --no-chdir --pidfile --log-file \
-    --remote=punix:"$work/db.sock" 2>"$work/ovsdb-server.stderr"
-ovs-vsctl --no-wait init
-# EMC off, so that repeated packets go through dpcls, not the exact-match cache.
-ovs-vsctl --no-wait set Open_vSwitch . other_config:emc-insert-inv-prob=0
-# Megaflows stay a minute without packets (10 s by default), so that a slow
-# run (an emulated CPU, a loaded machine) does not lose its subtables
-# between two checks.
-ovs-vsctl --no-wait set Open_vSwitch . other_config:max-idle=60000
+start_ovsdb
 # The JIT compiles a subtable after 2 hits in a ranking interval (64 by
 # default), so that a few injected packets make subtables hot.
 # shellcheck disable=SC2086 # the emulator is a command with its arguments

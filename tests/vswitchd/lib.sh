@@ -1,0 +1,38 @@
+# Sourced by the ovs-vswitchd test scripts: TAP-style results and the
+# private daemons' lifecycle.  Expects $work (the run directory, also
+# OVS_RUNDIR/LOGDIR/DBDIR) to be set; keeps counts in $passed and $failed.
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok - $1"; }
+not_ok() { failed=$((failed + 1)); echo "not ok - $1"; [ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/    /'; }
+check() {  # check NAME COMMAND...: passes when the command succeeds
+    local name=$1
+    shift
+    local out
+    if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$out"; fi
+}
+
+# Stops the daemons; keeps $work when something failed, for its logs.
+cleanup() {
+    for d in ovs-vswitchd ovsdb-server; do
+        [ -f "$work/$d.pid" ] && kill "$(cat "$work/$d.pid")" 2>/dev/null
+    done
+    sleep 0.5
+    if [ "$failed" -gt 0 ]; then
+        echo "logs kept in $work"
+    else
+        rm -rf "$work"
+    fi
+}
+
+# A private ovsdb-server on $work/db.sock with a fresh database, EMC off (so
+# that repeated packets go through dpcls) and megaflows that stay a minute
+# without packets (so that a slow, emulated run keeps its subtables).
+start_ovsdb() {
+    ovsdb-tool create "$work/conf.db" "$OVS_PKGDATADIR/vswitch.ovsschema" >/dev/null
+    ovsdb-server "$work/conf.db" --detach --no-chdir --pidfile --log-file \
+        --remote=punix:"$work/db.sock" 2>"$work/ovsdb-server.stderr"
+    ovs-vsctl --no-wait init
+    ovs-vsctl --no-wait set Open_vSwitch . other_config:emc-insert-inv-prob=0 \
+        other_config:max-idle=60000
+}
