@@ -125,7 +125,9 @@ done <"$here/series"
 # 3. configure, build, install.
 args=(--prefix="$prefix" --localstatedir="$prefix/var" --sysconfdir="$prefix/etc")
 [ "$dpdk" = yes ] && args+=(--with-dpdk=shared)
-[ -n "$cross" ] && args+=(--host="$host")
+# Cross: configure would find the build machine's OpenSSL and libcap-ng
+# headers, which the cross linker has no libraries for.
+[ -n "$cross" ] && args+=(--host="$host" --disable-ssl --disable-libcapng)
 [ "$autovalidator" = yes ] && args+=(--enable-autovalidator)
 cppflags=""
 [ "$plugin_default" = yes ] && cppflags="-DDPCLS_PLUGIN_DEFAULT"
