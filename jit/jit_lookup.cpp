@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <bit>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -97,7 +98,7 @@ const char* missing_cpu_feature() {
 // usable.  Called with the state's mutex held (`cfg` is guarded by it).
 bool usable(uint32_t u0, uint32_t u1, const JitConfig& cfg) {
     if (!cfg.enabled) {
-        decline(Decline::kDisabled, "disabled by configuration (OVSCLS_JIT=0)");
+        decline(Decline::kDisabled, "disabled by configuration (OVSCLS_JIT=off)");
         return false;
     }
     if (const char* feature = missing_cpu_feature()) {
@@ -230,18 +231,45 @@ uint64_t parse_number(const char* name, uint64_t fallback, uint64_t max, std::st
     return v;
 }
 
+// A switch: 1/0, on/off, true/false, yes/no (any case); anything else is
+// reported and `fallback` stands.
+bool parse_switch(const char* name, bool fallback, std::string* errors) {
+    const char* text = std::getenv(name);
+    if (!text) {
+        return fallback;
+    }
+    std::string word(text);
+    for (char& ch : word) {
+        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
+    for (const char* on : {"1", "on", "true", "yes"}) {
+        if (word == on) {
+            return true;
+        }
+    }
+    for (const char* off : {"0", "off", "false", "no"}) {
+        if (word == off) {
+            return false;
+        }
+    }
+    *errors += std::string(name) + "=\"" + text +
+               "\" is not a switch (1/0, on/off, true/false, yes/no); using " +
+               (fallback ? "1" : "0") + "\n";
+    return fallback;
+}
+
 }  // namespace
 
 JitConfig JitConfig::from_env(std::string* errors) {
     JitConfig c;
-    c.enabled = parse_number("OVSCLS_JIT", 1, 1, errors) == 1;
+    c.enabled = parse_switch("OVSCLS_JIT", true, errors);
     c.hot_hits =
         static_cast<uint32_t>(parse_number("OVSCLS_JIT_HOT_HITS", c.hot_hits, UINT32_MAX, errors));
     c.cache.code_budget_bytes = parse_number("OVSCLS_JIT_CODE_BUDGET", c.cache.code_budget_bytes,
                                              uint64_t{1} << 40, errors);
     c.cache.compiles_per_sec = static_cast<uint32_t>(
         parse_number("OVSCLS_JIT_COMPILES_PER_SEC", c.cache.compiles_per_sec, 1000000, errors));
-    c.cache.perf_map = parse_number("OVSCLS_JIT_PERF_MAP", 0, 1, errors) == 1;
+    c.cache.perf_map = parse_switch("OVSCLS_JIT_PERF_MAP", false, errors);
     if (const char* dir = std::getenv("OVSCLS_JIT_DUMP_DIR")) {
         c.cache.dump_dir = dir;
     }

@@ -20,7 +20,7 @@
 //
 // Configuration, read from the environment on first use (bad values are
 // reported and the default kept):
-//   OVSCLS_JIT=0                      disable
+//   OVSCLS_JIT=off                    disable (also 0, false, no)
 //   OVSCLS_JIT_HOT_HITS=N             hits per ranking interval to compile (64)
 //   OVSCLS_JIT_CODE_BUDGET=BYTES      most code mapped at once (16 MiB)
 //   OVSCLS_JIT_COMPILES_PER_SEC=N     compile rate limit (1000)

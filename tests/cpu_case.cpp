@@ -54,7 +54,7 @@ Availability jit_avx2_availability() {
     return {false, jit_build_note()};
 #else
     if (!jit::config().enabled) {
-        return {false, "disabled by OVSCLS_JIT=0"};
+        return {false, "disabled by OVSCLS_JIT"};
     }
     const cpu_features f = cpu_features_read();
     if (OVSCLS_HASH_CRC32) {

@@ -514,7 +514,24 @@ TEST_F(JitTest, BadEnvironmentValuesAreReportedAndIgnored) {
     EXPECT_NE(errors.find("OVSCLS_JIT_HOT_HITS=\"lots\" is not a number"), std::string::npos)
         << errors;
     EXPECT_NE(errors.find("OVSCLS_JIT_CODE_BUDGET=\"-5\""), std::string::npos) << errors;
-    EXPECT_NE(errors.find("OVSCLS_JIT=\"2\""), std::string::npos) << errors;
+    EXPECT_NE(errors.find("OVSCLS_JIT=\"2\" is not a switch"), std::string::npos) << errors;
+}
+
+// An operator turns the JIT off the way OVS's own boolean settings read.
+TEST_F(JitTest, JitSwitchReadsOnOffWords) {
+    for (const char* off : {"0", "off", "OFF", "false", "No"}) {
+        setenv("OVSCLS_JIT", off, 1);
+        std::string errors;
+        EXPECT_FALSE(jit::JitConfig::from_env(&errors).enabled) << off;
+        EXPECT_EQ(errors, "") << off;
+    }
+    for (const char* on : {"1", "on", "True", "yes"}) {
+        setenv("OVSCLS_JIT", on, 1);
+        std::string errors;
+        EXPECT_TRUE(jit::JitConfig::from_env(&errors).enabled) << on;
+        EXPECT_EQ(errors, "") << on;
+    }
+    unsetenv("OVSCLS_JIT");
 }
 
 }  // namespace
