@@ -36,3 +36,16 @@ start_ovsdb() {
     ovs-vsctl --no-wait set Open_vSwitch . other_config:emc-insert-inv-prob=0 \
         other_config:max-idle=60000
 }
+
+tx() { ovs-vsctl get interface "$1" statistics:tx_packets; }
+# expect_tx P2 P4: waits for the tx counters of p2 and p4 to reach them, up
+# to $expect_tx_seconds (5 by default; an emulated switch needs longer).
+expect_tx() {
+    local i
+    for ((i = 0; i < ${expect_tx_seconds:-5} * 10; i++)); do
+        [ "$(tx p2)" -eq "$1" ] && [ "$(tx p4)" -eq "$2" ] && return 0
+        sleep 0.1
+    done
+    echo "p2 tx $(tx p2) (want $1), p4 tx $(tx p4) (want $2)"
+    return 1
+}

@@ -76,8 +76,6 @@ priority=50,in_port=3,dl_dst=52:54:00:00:00:02,actions=output:2
 priority=0,actions=drop
 FLOWS
 
-tx() { ovs-vsctl get interface "$1" statistics:tx_packets; }
-
 pkt_udp53='in_port(1),eth(src=52:54:00:00:00:01,dst=52:54:00:00:00:02),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.5.5.5,proto=17,tos=0,ttl=64,frag=no),udp(src=999,dst=53)'
 pkt_net1='in_port(1),eth(src=52:54:00:00:00:01,dst=52:54:00:00:00:02),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.1.2.3,proto=17,tos=0,ttl=64,frag=no),udp(src=999,dst=4000)'
 pkt_net2='in_port(1),eth(src=52:54:00:00:00:01,dst=52:54:00:00:00:02),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.2.2.3,proto=17,tos=0,ttl=64,frag=no),udp(src=999,dst=4000)'
@@ -93,16 +91,6 @@ send() {
             "$pkt_5tuple" "$pkt_miss" >/dev/null
         ovs-appctl netdev-dummy/receive p3 "$pkt_p3" >/dev/null
     done
-}
-# expect_tx P2 P4: waits (up to 5 s) for the tx counters to reach them.
-expect_tx() {
-    local i
-    for ((i = 0; i < 50; i++)); do
-        [ "$(tx p2)" -eq "$1" ] && [ "$(tx p4)" -eq "$2" ] && return 0
-        sleep 0.1
-    done
-    echo "p2 tx $(tx p2) (want $1), p4 tx $(tx p4) (want $2)"
-    return 1
 }
 
 # ---- forwarding with the plugin's lookups as defaults ----
