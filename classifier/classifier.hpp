@@ -69,7 +69,7 @@ class Classifier final : private PriorityListener {
 
     // dpcls_sort_subtable_vector(): rank subtables by hits since last call.
     // Subtables with hits are re-probed too: this is where a hot subtable
-    // moves up to JIT code (jit/jit_lookup.hpp).
+    // moves up to JIT code (jit/engine.hpp).
     void sort_subtables();
 
     // Re-probes every subtable's implementation; returns how many changed.

@@ -408,3 +408,9 @@ ovsb_rcu_synchronize(void)
 {
     ovsrcu_synchronize();
 }
+
+void
+ovsb_rcu_barrier(void)
+{
+    ovsrcu_barrier();
+}

@@ -132,6 +132,8 @@ void ovsb_rcu_quiesce(void);
 void ovsb_rcu_quiesce_start(void);
 void ovsb_rcu_quiesce_end(void);
 void ovsb_rcu_synchronize(void);
+/* ovsrcu_barrier(): returns once every callback postponed so far has run. */
+void ovsb_rcu_barrier(void);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 
@@ -23,10 +24,9 @@ void free_lookup(void* aux) { delete static_cast<CompiledLookup*>(aux); }
 
 }  // namespace
 
-CodeCache& CodeCache::global() {
-    static CodeCache* cache = new CodeCache;  // outlives postponed frees at exit
-    return *cache;
-}
+thread_local bool t_compiler_thread = false;
+
+void CodeCache::mark_compiler_thread() { t_compiler_thread = true; }
 
 bool CodeCache::take_token(uint32_t per_sec) {
     const int64_t now = now_ns();
@@ -48,47 +48,81 @@ bool CodeCache::take_token(uint32_t per_sec) {
 }
 
 CodeCache::Result CodeCache::acquire(const LookupShape& shape, const CacheOptions& options) {
-    std::lock_guard lock(mutex_);
-    if (auto it = lookups_.find(shape); it != lookups_.end()) {
-        it->second->refs++;
-        stats_.shared++;
-        return {it->second, Outcome::kShared, ""};
-    }
-    if (CodeMemory::mapped_bytes() + LookupGenerator::reserved_bytes(shape) >
-        options.code_budget_bytes) {
-        return {nullptr, Outcome::kOverBudget,
-                "code budget of " + std::to_string(options.code_budget_bytes) +
-                    " bytes is spent (OVSCLS_JIT_CODE_BUDGET)"};
-    }
-    if (!take_token(options.compiles_per_sec)) {
-        return {nullptr, Outcome::kOverRate,
-                "more than " + std::to_string(options.compiles_per_sec) +
-                    " compiles per second (OVSCLS_JIT_COMPILES_PER_SEC)"};
+    const size_t reserve = LookupGenerator::reserved_bytes(shape);
+    {
+        std::lock_guard lock(mutex_);
+        if (auto it = lookups_.find(shape); it != lookups_.end()) {
+            it->second->refs++;
+            stats_.shared++;
+            return {it->second, Outcome::kShared, ""};
+        }
+        if (memory_.mapped_bytes() + reserving_bytes_ + reserve > options.code_budget_bytes) {
+            return {nullptr, Outcome::kOverBudget,
+                    "code budget of " + std::to_string(options.code_budget_bytes) +
+                        " bytes is spent (dpcls-jit-code-budget)"};
+        }
+        if (!take_token(options.compiles_per_sec)) {
+            return {nullptr, Outcome::kOverRate,
+                    "more than " + std::to_string(options.compiles_per_sec) +
+                        " compiles per second (dpcls-jit-compiles-per-sec)"};
+        }
+        reserving_bytes_ += reserve;
     }
 
     auto lookup = std::make_unique<CompiledLookup>();
     lookup->shape = shape;
     const int64_t start = now_ns();
     GenerateStatus status;
-    lookup->code = LookupGenerator::create(shape, &lookup->profile, &memory_, &status);
+    lookup->code = LookupGenerator::create(shape, lookup->profiles.get(), &memory_, &status);
+    lookup->compile_ns = static_cast<uint64_t>(now_ns() - start);
+
+    std::lock_guard lock(mutex_);
+    reserving_bytes_ -= reserve;
     if (!status.ok()) {
         const bool memory = status.code == GenerateStatus::Code::kNoMemory;
         return {nullptr, memory ? Outcome::kNoMemory : Outcome::kGenerateFailed, status.detail};
     }
-    lookup->compile_ns = static_cast<uint64_t>(now_ns() - start);
+    if (auto it = lookups_.find(shape); it != lookups_.end()) {
+        // Another thread compiled the shape meanwhile (compile_now() beside
+        // the compiler thread): share theirs; ours was never published.
+        it->second->refs++;
+        stats_.shared++;
+        return {it->second, Outcome::kShared, ""};
+    }
     lookup->code_bytes = lookup->code->getSize();
     lookup->fn = lookup->code->getCode<ovsb_lookup_func>();
     lookup->id = next_id_++;
     lookup->refs = 1;
 
     stats_.compiles++;
+    stats_.compiles_off_compiler += !t_compiler_thread;
     stats_.code_bytes += lookup->code_bytes;
     stats_.compile_ns_total += lookup->compile_ns;
     stats_.compile_ns_max = std::max(stats_.compile_ns_max, lookup->compile_ns);
     announce(*lookup, options);
     CompiledLookup* raw = lookup.release();
     lookups_.emplace(shape, raw);
+    if (shape.expected_map) {
+        variants_[{shape.mask_map, std::nullopt}]++;
+    }
     return {raw, Outcome::kCompiled, ""};
+}
+
+CompiledLookup* CodeCache::share(const LookupShape& shape) {
+    std::lock_guard lock(mutex_);
+    auto it = lookups_.find(shape);
+    if (it == lookups_.end()) {
+        return nullptr;
+    }
+    it->second->refs++;
+    stats_.shared++;
+    return it->second;
+}
+
+uint32_t CodeCache::fast_path_variants(const MiniflowMap& mask_map) const {
+    std::lock_guard lock(mutex_);
+    auto it = variants_.find({mask_map, std::nullopt});
+    return it == variants_.end() ? 0 : it->second;
 }
 
 void CodeCache::release(CompiledLookup* lookup) {
@@ -97,15 +131,48 @@ void CodeCache::release(CompiledLookup* lookup) {
         return;
     }
     lookups_.erase(lookup->shape);
+    if (lookup->shape.expected_map) {
+        auto it = variants_.find({lookup->shape.mask_map, std::nullopt});
+        if (--it->second == 0) {
+            variants_.erase(it);
+        }
+    }
     stats_.code_bytes -= lookup->code_bytes;
     ovsb_rcu_postpone(free_lookup, lookup);
+}
+
+namespace {
+struct CoolingSlot {
+    CodeCache* cache;
+    CompiledLookup* lookup;
+    uint32_t slot;
+};
+}  // namespace
+
+void CodeCache::retire_profile_slot(CompiledLookup* lookup, uint32_t slot) {
+    {
+        std::lock_guard lock(mutex_);
+        lookup->refs++;  // the slot's memory lives until it has cooled
+    }
+    std::atomic_ref<uint64_t>(lookup->profiles->slots[slot].owner)
+        .store(kProfileCooling, std::memory_order_relaxed);
+    ovsb_rcu_postpone(end_cooling, new CoolingSlot{this, lookup, slot});
+}
+
+// After a grace period: no reader that saw the old owner is left.
+void CodeCache::end_cooling(void* aux) {
+    std::unique_ptr<CoolingSlot> c(static_cast<CoolingSlot*>(aux));
+    ProfileSlot& slot = c->lookup->profiles->slots[c->slot];
+    std::atomic_ref<uint64_t>(slot.slow_keys).store(0, std::memory_order_relaxed);
+    std::atomic_ref<uint64_t>(slot.owner).store(0, std::memory_order_release);
+    c->cache->release(c->lookup);
 }
 
 CacheStats CodeCache::stats() const {
     std::lock_guard lock(mutex_);
     CacheStats out = stats_;
     out.live = lookups_.size();
-    out.mapped_bytes = CodeMemory::mapped_bytes();
+    out.mapped_bytes = memory_.mapped_bytes();
     return out;
 }
 

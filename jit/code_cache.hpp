@@ -15,7 +15,9 @@
 //   dpcls_jit_u4_u1_<id>") so perf names the code, and optional dumps of
 //   each lookup's bytes for `objdump -D -b binary -m i386:x86-64`.
 //
-// All methods are thread-safe (one mutex; never taken by lookups).
+// All methods are thread-safe (one mutex, never held while code is
+// generated and never taken by lookups).  The engine (jit/engine.hpp) owns
+// one cache; its compiler thread is where acquire() normally compiles.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +39,9 @@ struct CompiledLookup {
     ovsb_lookup_func fn = nullptr;
     size_t code_bytes = 0;  // emitted bytes (the mapping is whole pages)
     uint64_t compile_ns = 0;
-    LookupProfile profile;  // written by the code's slow path
+    // Per-subtable tier-up input, written by the code's slow path; slots are
+    // handed out by the engine (ProfileSlot).
+    std::unique_ptr<ProfileTable> profiles = std::make_unique<ProfileTable>();
     std::unique_ptr<LookupGenerator> code;
     uint32_t refs = 0;  // guarded by the cache's mutex
 };
@@ -51,8 +55,9 @@ struct CacheOptions {
 
 struct CacheStats {
     uint64_t compiles = 0;
-    uint64_t shared = 0;  // acquisitions served by an existing lookup
-    uint64_t live = 0;    // lookups in the cache (stats() counts them)
+    uint64_t compiles_off_compiler = 0;  // compiles on a thread not marked as the compiler's
+    uint64_t shared = 0;                 // acquisitions served by an existing lookup
+    uint64_t live = 0;                   // lookups in the cache (stats() counts them)
     uint64_t code_bytes = 0;
     uint64_t mapped_bytes = 0;  // includes lookups awaiting their grace period
     uint64_t compile_ns_total = 0;
@@ -68,15 +73,33 @@ class CodeCache {
         std::string detail;  // why, for the log
     };
 
-    static CodeCache& global();
+    CodeCache() = default;
+    CodeCache(const CodeCache&) = delete;
+    CodeCache& operator=(const CodeCache&) = delete;
 
-    // A reference to the lookup for `shape`, compiling it when new.
+    // A reference to the lookup for `shape`, compiling it when new (without
+    // holding the cache's mutex: release() and stats() never wait for a
+    // compile).
     Result acquire(const LookupShape& shape, const CacheOptions& options);
+    // A reference to the lookup for `shape` if one exists (no compile, no
+    // budget or rate check: sharing costs nothing), else null.
+    CompiledLookup* share(const LookupShape& shape);
+    // How many lookups with a fast path (an expected map) there are for
+    // `mask_map`.
+    uint32_t fast_path_variants(const MiniflowMap& mask_map) const;
     // Drops a reference; the last one retires the lookup (freed after an
     // RCU grace period).
     void release(CompiledLookup* lookup);
+    // The owner of `lookup`'s profile slot `slot` left: the slot cools for an
+    // RCU grace period (holding a reference), then is free.
+    void retire_profile_slot(CompiledLookup* lookup, uint32_t slot);
 
     CacheStats stats() const;
+    CodeMemory& memory() { return memory_; }
+
+    // Marks the calling thread as the compiler thread (counted apart in
+    // CacheStats: a compile anywhere else, on a PMD thread say, shows).
+    static void mark_compiler_thread();
 
     // Writes the lookup's machine code to `path`; false with `error` set
     // when the file cannot be written.
@@ -85,10 +108,14 @@ class CodeCache {
   private:
     bool take_token(uint32_t per_sec);
     void announce(const CompiledLookup& lookup, const CacheOptions& options);
+    static void end_cooling(void* aux);
 
     mutable std::mutex mutex_;
     std::unordered_map<LookupShape, CompiledLookup*, LookupShapeHash> lookups_;
+    // Per mask map, the lookups of lookups_ that have a fast path.
+    std::unordered_map<LookupShape, uint32_t, LookupShapeHash> variants_;
     CodeMemory memory_;
+    size_t reserving_bytes_ = 0;  // reserved by compiles in progress
     uint64_t next_id_ = 1;
     CacheStats stats_;
     double tokens_ = 0;  // compile-rate bucket

@@ -39,9 +39,6 @@ Mappings& mappings() {
 
 }  // namespace
 
-std::atomic<size_t> CodeMemory::mapped_{0};
-std::atomic<int> CodeMemory::fail_next_{0};
-
 uint8_t* CodeMemory::alloc(size_t size) {
     for (int n = fail_next_.load(); n > 0;) {
         if (fail_next_.compare_exchange_weak(n, n - 1)) {

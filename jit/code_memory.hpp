@@ -8,7 +8,8 @@
 // period (code_cache.cpp) are they made read-write again and unmapped, or
 // kept in a small pool of ready pages for the next compile.  A page per
 // lookup costs 4 KiB but means no page that is executing is ever made
-// writable again to add a neighbour's code.
+// writable again to add a neighbour's code.  One instance per engine (its
+// counters); the pool of ready pages is the process's, like the heap.
 #pragma once
 
 #include <xbyak/xbyak.h>
@@ -25,16 +26,16 @@ class CodeMemory : public Xbyak::Allocator {
     uint8_t* alloc(size_t size) override;
     void free(uint8_t* p) override;
 
-    // Bytes currently holding code (live or awaiting its grace period),
-    // across all instances; pooled pages are not counted.
-    static size_t mapped_bytes() { return mapped_.load(std::memory_order_relaxed); }
+    // Bytes this instance has holding code (live or awaiting its grace
+    // period); pooled pages are not counted.
+    size_t mapped_bytes() const { return mapped_.load(std::memory_order_relaxed); }
 
-    // Test hook (fault injection): the next `n` allocations fail.
-    static void fail_next_allocations(int n) { fail_next_.store(n); }
+    // Fault injection (tests): the next `n` allocations fail.
+    void fail_next_allocations(int n) { fail_next_.store(n); }
 
   private:
-    static std::atomic<size_t> mapped_;
-    static std::atomic<int> fail_next_;
+    std::atomic<size_t> mapped_{0};
+    std::atomic<int> fail_next_{0};
 };
 
 }  // namespace ovscls::jit

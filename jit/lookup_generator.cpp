@@ -86,7 +86,7 @@ struct Round1Regs {
 // The profile update, once per burst.
 struct ProfileRegs {
     Reg64 count = util::rcx;    // slow-path keys of the burst
-    Reg64 profile = util::rdx;  // LookupProfile*
+    Reg64 profile = util::rdx;  // the set's first ProfileSlot, then the subtable's
     Reg64 word = util::rsi;     // one word of the sample map
 };
 // cmap rounds 2 and 3.
@@ -169,7 +169,7 @@ GenerateStatus failed(GenerateStatus::Code code, std::string detail) {
 }  // namespace
 
 std::unique_ptr<LookupGenerator> LookupGenerator::create(const LookupShape& shape,
-                                                         LookupProfile* profile,
+                                                         ProfileTable* profiles,
                                                          Allocator* allocator,
                                                          GenerateStatus* status) noexcept {
     using Code = GenerateStatus::Code;
@@ -180,7 +180,7 @@ std::unique_ptr<LookupGenerator> LookupGenerator::create(const LookupShape& shap
         return nullptr;
     }
     try {
-        std::unique_ptr<LookupGenerator> g(new LookupGenerator(shape, profile, allocator));
+        std::unique_ptr<LookupGenerator> g(new LookupGenerator(shape, profiles, allocator));
         g->generate();
         g->setProtectModeRE();  // W^X: writable until here, executable after
         *status = {};
@@ -199,11 +199,11 @@ std::unique_ptr<LookupGenerator> LookupGenerator::create(const LookupShape& shap
     return nullptr;
 }
 
-LookupGenerator::LookupGenerator(const LookupShape& shape, LookupProfile* profile,
+LookupGenerator::LookupGenerator(const LookupShape& shape, ProfileTable* profiles,
                                  Allocator* allocator)
     : CodeGenerator(reserved_bytes(shape), DontSetProtectRWE, allocator),
       shape_(shape),
-      profile_(profile),
+      profiles_(profiles),
       blocks_(shape.blocks()),
       stride_(shape.blocks() * 8),
       blocks_off_(sizeof(LookupFrame)),
@@ -419,22 +419,45 @@ void LookupGenerator::emit_slow_path() {
     }
 }
 
-// Once per burst, when any key took the slow path: adds the count to the
-// profile and stores the sample map there (plain stores, see
-// LookupProfile).  In: frame.slow_keys, frame.sample_map.  Clobbers
-// kProfile's registers.
+// Once per burst, when any key took the slow path: finds the subtable's
+// slot (ProfileSlot: the set its address hashes to, then the way whose owner
+// it is) and adds the count and stores the sample map there (plain stores).
+// No slot of its own: nothing is written.  In: frame.slow_keys,
+// frame.sample_map, kLive.subtable.  Clobbers kProfile's registers.
 void LookupGenerator::emit_profile() {
     const ProfileRegs& r = kProfile;
-    Label no_sample;
+    static_assert(sizeof(ProfileSlot) * kProfileWays == 256, "a set is 1 << 8 bytes");
+    Label no_sample, update;
+    Label way[kProfileWays];
     mov(r.count.cvt32(), dword[rsp + kFrameSlowKeys]);
     test(r.count.cvt32(), r.count.cvt32());
-    jz(no_sample);
-    mov(r.profile, reinterpret_cast<uint64_t>(profile_));
-    add(qword[r.profile + offsetof(LookupProfile, slow_keys)], r.count);
+    jz(no_sample, T_NEAR);
+    // profile = &profiles->slots[profile_set(subtable) * kProfileWays]
+    mov(r.word, kProfileHashMul);
+    mov(r.profile, kLive.subtable);
+    imul(r.profile, r.word);
+    shr(r.profile, 64 - kProfileSetBits);
+    shl(r.profile, 8);
+    mov(r.word, reinterpret_cast<uint64_t>(profiles_->slots));
+    add(r.profile, r.word);
+    for (uint32_t w = 0; w < kProfileWays; w++) {
+        cmp(qword[r.profile + w * sizeof(ProfileSlot) + offsetof(ProfileSlot, owner)],
+            kLive.subtable);
+        je(way[w], T_NEAR);
+    }
+    jmp(no_sample, T_NEAR);
+    for (uint32_t w = kProfileWays; w-- > 0;) {
+        L(way[w]);
+        if (w) {
+            add(r.profile, sizeof(ProfileSlot));  // falls through to w - 1, then update
+        }
+    }
+    L(update);
+    add(qword[r.profile + offsetof(ProfileSlot, slow_keys)], r.count);
     mov(r.word, qword[rsp + kFrameSample]);
-    mov(qword[r.profile + offsetof(LookupProfile, sample_map)], r.word);
+    mov(qword[r.profile + offsetof(ProfileSlot, sample_map)], r.word);
     mov(r.word, qword[rsp + kFrameSample + 8]);
-    mov(qword[r.profile + offsetof(LookupProfile, sample_map) + 8], r.word);
+    mov(qword[r.profile + offsetof(ProfileSlot, sample_map) + 8], r.word);
     L(no_sample);
 }
 

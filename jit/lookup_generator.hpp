@@ -28,8 +28,9 @@
 //               cmap round 1: h1 = hash_finish(impl->basis, hash);
 //               b1 = &impl->buckets[h1 & impl->mask]; prefetcht0 [b1]
 //               iter = blsr(iter); jnz key_loop
-//   profile:    once per burst, if any key took the slow path: add the count
-//               and store the sample map in the profile (tier-up input)
+//   profile:    once per burst, if any key took the slow path: find the
+//               subtable's slot in the profile table (its set, 4 tag
+//               compares), add the count and store the sample map there
 //   round 2:    per key, in b1 between two reads of its even, unchanged
 //               counter: vpcmpeqd of the hash against the bucket's first 32
 //               bytes, lanes 1..5 = hashes[0..4]; found: node, prefetch the
@@ -72,14 +73,45 @@
 
 namespace ovscls::jit {
 
-// What the slow path tells the tier-up logic.  Written by generated code
-// with plain (racy, lossy) stores once per burst; read with relaxed atomic
-// loads.  A lost update only delays a recompile: correctness never depends
-// on it.
-struct alignas(64) LookupProfile {
-    uint64_t slow_keys = 0;    // keys that took the slow path
-    uint64_t sample_map[2]{};  // the map of a recent slow-path key
+// What the slow path tells the tier-up logic, per subtable.
+//
+// Code is shared by every subtable of a shape, but whether to tier up is
+// decided per subtable: B's packets must never re-target A's fast path, and
+// no cache line may be written per burst by two PMD threads (a subtable
+// belongs to one PMD's dpcls).  So the profile is a small table of
+// cache-line slots in the code object, each owned by one subtable: the
+// engine (jit/engine.cpp) gives a subtable a free slot of the set its address
+// hashes to (profile_set()), and the slow path writes a slot only when its
+// owner is the subtable the code was called with.  A subtable whose set is
+// full has no slot: it stays on its current tier, correct and slower.
+//
+// A slot a subtable leaves "cools" (owner kProfileCooling) for an OVS-RCU
+// grace period, so that a reader still running for the old owner cannot
+// write into the next owner's profile.  Written by generated code with plain
+// (racy, lossy) stores once per burst; read with relaxed atomic loads.  A
+// lost update only delays a recompile: correctness never depends on it.
+struct alignas(64) ProfileSlot {
+    uint64_t owner = 0;        // the owning dpcls_subtable*; 0 free
+    uint64_t slow_keys = 0;    // the owner's keys that took the slow path
+    uint64_t sample_map[2]{};  // the map of a recent slow-path key of the owner
 };
+static_assert(sizeof(ProfileSlot) == 64, "one cache line per slot: no false sharing");
+inline constexpr uint64_t kProfileCooling = 1;  // no subtable lives at address 1
+inline constexpr uint32_t kProfileSetBits = 4;
+inline constexpr uint32_t kProfileSets = 1u << kProfileSetBits;
+inline constexpr uint32_t kProfileWays = 4;
+inline constexpr uint64_t kProfileHashMul = 0x9e3779b97f4a7c15u;  // Fibonacci hashing
+
+struct ProfileTable {
+    ProfileSlot slots[kProfileSets * kProfileWays];  // set s: [s * ways, (s + 1) * ways)
+};
+
+// The set of `subtable`'s slots: the top kProfileSetBits of its address
+// times kProfileHashMul (what the generated code computes, too).
+inline uint32_t profile_set(const void* subtable) {
+    return static_cast<uint32_t>((reinterpret_cast<uintptr_t>(subtable) * kProfileHashMul) >>
+                                 (64 - kProfileSetBits));
+}
 
 inline constexpr size_t kCodePageBytes = 4096;
 
@@ -124,7 +156,7 @@ class LookupGenerator : public Xbyak::CodeGenerator {
     // Emits the lookup for `shape` and makes its memory read+execute (W^X:
     // writable only while emitting).  Returns the generator holding the
     // code, or null with *status saying why.  Never throws.
-    static std::unique_ptr<LookupGenerator> create(const LookupShape& shape, LookupProfile* profile,
+    static std::unique_ptr<LookupGenerator> create(const LookupShape& shape, ProfileTable* profiles,
                                                    Xbyak::Allocator* allocator,
                                                    GenerateStatus* status) noexcept;
 
@@ -135,7 +167,7 @@ class LookupGenerator : public Xbyak::CodeGenerator {
 
   private:
     // Reserves the code memory (RW); may throw, as xbyak does.
-    LookupGenerator(const LookupShape& shape, LookupProfile* profile, Xbyak::Allocator* allocator);
+    LookupGenerator(const LookupShape& shape, ProfileTable* profiles, Xbyak::Allocator* allocator);
     // Emits the function; may throw Xbyak::Error.
     void generate();
 
@@ -162,7 +194,7 @@ class LookupGenerator : public Xbyak::CodeGenerator {
     void emit_epilogue();
 
     const LookupShape shape_;
-    LookupProfile* const profile_;
+    ProfileTable* const profiles_;
     const uint32_t blocks_;
     const uint32_t stride_;       // bytes of one key's flattened blocks
     const uint32_t blocks_off_;   // where they start: sizeof(LookupFrame)

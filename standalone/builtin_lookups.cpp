@@ -2,16 +2,18 @@
 
 #include "lookups/lookups.hpp"
 #if OVSCLS_WITH_JIT
-#include "jit/jit_lookup.hpp"
+#include "jit/engine.hpp"
 #endif
 
 namespace ovscls {
 
-void add_builtin_lookups(LookupRegistry& registry) {
+void add_builtin_lookups(LookupRegistry& registry, jit::Engine* engine) {
     registry.add(generic_descriptor());
     registry.add(specialized_descriptor());
 #if OVSCLS_WITH_JIT
-    registry.add(jit::descriptor());
+    registry.add((engine ? *engine : jit::process_engine()).descriptor());
+#else
+    (void)engine;
 #endif
 }
 

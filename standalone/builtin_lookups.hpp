@@ -7,7 +7,7 @@
 //
 //   generic      priority 1   lookups/lookups.hpp
 //   specialized  priority 2   lookups/lookups.hpp
-//   jit_avx2     priority 3   jit/jit_lookup.hpp, only when the JIT is built
+//   jit_avx2     priority 3   jit/engine.hpp, only when the JIT is built
 //                             (OVSCLS_JIT, ON on x86-64 and OFF elsewhere)
 #pragma once
 
@@ -17,8 +17,13 @@
 
 namespace ovscls {
 
-// Adds the entries above to `registry`, in that order.
-void add_builtin_lookups(LookupRegistry& registry);
+namespace jit {
+class Engine;
+}
+
+// Adds the entries above to `registry`, in that order; jit_avx2 served by
+// `engine` (null: the process engine, jit::process_engine()).
+void add_builtin_lookups(LookupRegistry& registry, jit::Engine* engine = nullptr);
 
 // A process-wide registry holding them, created on first use.
 LookupRegistry& builtin_registry();

@@ -1,13 +1,18 @@
-// Readers look up without pause while a writer inserts and removes rules,
-// creates and destroys subtables, re-ranks them and changes implementation
-// priorities.  A rule that stays present is never missed, and no reader sees
-// freed memory (run this under ThreadSanitizer: build with -DOVSCLS_TSAN=ON,
-// and AddressSanitizer: -DOVSCLS_ASAN=ON).
+// Two "PMD threads", each with its own classifier (as each PMD has its own
+// dpcls), share one registry and one JIT engine.  Per PMD a reader looks up
+// without pause while a writer inserts and removes rules, creates and
+// destroys subtables and re-ranks them; the main thread changes
+// implementation priorities meanwhile, which re-probes both classifiers.  A
+// rule that stays present is never missed, and no reader sees freed memory
+// (run this under ThreadSanitizer: build with -DOVSCLS_TSAN=ON, and
+// AddressSanitizer: -DOVSCLS_ASAN=ON).
 //
-// The JIT takes part: every new subtable gets code at once (hot_hits 0),
-// ranking tiers stable subtables up to their fast path, priority changes
+// The JIT takes part: every new subtable is hot at once (hot_hits 0), so
+// both writers' rankings ask the engine's compiler thread for code and
+// install it at their next ranking; the same masks on both PMDs share code
+// while their subtables tier up each on its own traffic; priority changes
 // move subtables off and back onto JIT code, and removed subtables take
-// their code with them, all while readers run it.  Each burst carries a key
+// their code (or cancel its compile) with them, all while readers run it.  Each burst carries a key
 // that matches nothing, so readers call every subtable's lookup, the code
 // of subtables being destroyed included.  Code freed too early would crash
 // the readers; none may.
@@ -19,13 +24,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <thread>
 
 #include "classifier/classifier.hpp"
 #include "cpu_case.hpp"
 #include "generators.hpp"
 #include "standalone/builtin_lookups.hpp"
 #if OVSCLS_WITH_JIT
-#include "jit/jit_lookup.hpp"
+#include "jit/engine.hpp"
 #endif
 
 namespace ovscls::test {
@@ -56,99 +63,59 @@ FullFlow marked_flow(Gen& g, bool stable) {
     return flow;
 }
 
-TEST(Concurrency, StableRulesAreNeverMissedWhileWriterChurns) {
-    using Clock = std::chrono::steady_clock;
-    const auto duration = std::chrono::milliseconds(
-        std::getenv("CONCURRENCY_MS") ? std::atoi(std::getenv("CONCURRENCY_MS")) : 3000);
-
-#if OVSCLS_WITH_JIT
-    const jit::JitConfig saved_jit = jit::config();
-    jit::JitConfig jit_cfg = saved_jit;
-    jit_cfg.hot_hits = 0;
-    jit_cfg.cache.compiles_per_sec = 1000000;
-    jit::configure(jit_cfg);
-    const jit::JitStats jit_before = jit::stats();
-#endif
-
-    LookupRegistry registry;
-    add_builtin_lookups(registry);
-    // The top entry moves off and back on: jit_avx2 where built.
-    const char* const top = jit_built() ? "jit_avx2" : "specialized";
-    const int top_priority = jit_built() ? 3 : 2;
-    Classifier cls(registry);
-    Gen g(2024);
-
-    // Stable rules: one per mask, and one packet key that hits each.
-    std::vector<FlowKey> masks;
-    for (auto [u0, u1] : {std::pair{4u, 1u}, {5u, 1u}, {4u, 3u}, {3u, 3u}, {9u, 4u}, {6u, 0u}}) {
-        masks.push_back(marked_mask(g, u0, u1));
-    }
+// One PMD thread's part: its classifier, stable rules and keys, and what
+// its reader counted.
+struct Pmd {
+    explicit Pmd(LookupRegistry& registry) : cls(registry) {}
+    Classifier cls;
     std::vector<FlowKey> stable_keys;
     std::vector<dpcls_rule*> stable_rules;
-    for (const FlowKey& mask : masks) {
-        for (int r = 0; r < 4; r++) {
-            const FullFlow flow = marked_flow(g, true);
-            dpcls_rule* rule = nullptr;
-            ASSERT_TRUE(cls.insert(mask, flow.data(), &rule));
-            stable_rules.push_back(rule);
-            stable_keys.push_back(g.key(flow, mask, false, true));
-        }
-    }
-
-    // Marker word 5: neither a stable rule's (0) nor a churn rule's (~0).
-    FullFlow miss_flow = marked_flow(g, true);
-    miss_flow[kMarkerWord] = 5;
-    const FlowKey miss_key = g.key(miss_flow, masks[0], false, true);
-
-    std::atomic<bool> stop{false};
+    FlowKey miss_key{};
     std::atomic<uint64_t> lookups{0}, misses{0}, wrong{0};
-    auto reader = [&](uint32_t seed) {
-        ovsb_rcu_quiesce_end();
-        Gen rg(seed);
-        const netdev_flow_key* keys[kMaxBurst];
-        size_t which[kMaxBurst];
-        dpcls_rule* rules[kMaxBurst];
-        uint64_t n = 0;
-        while (!stop.load(std::memory_order_relaxed)) {
-            const uint32_t cnt = 1 + rg.below(kMaxBurst);
-            for (uint32_t i = 0; i < cnt; i++) {
-                which[i] = rg.below(stable_keys.size());
-                keys[i] = ovs(&stable_keys[which[i]]);
-            }
-            const uint32_t nowhere = rg.below(cnt);  // this key matches no rule
-            keys[nowhere] = ovs(&miss_key);
-            cls.lookup(keys, cnt, rules);
-            for (uint32_t i = 0; i < cnt; i++) {
-                if (i == nowhere) {
-                    wrong.fetch_add(rules[i] != nullptr, std::memory_order_relaxed);
-                } else if (!rules[i]) {
-                    misses.fetch_add(1, std::memory_order_relaxed);
-                } else if (rules[i] != stable_rules[which[i]]) {
-                    wrong.fetch_add(1, std::memory_order_relaxed);
-                }
-            }
-            n += cnt;
-            ovsb_rcu_quiesce();
-        }
-        lookups.fetch_add(n);
-        ovsb_rcu_quiesce_start();
-    };
-    // Readers are OVS threads, as PMD threads are (see ovs_bridge.h).
-    struct Reader {
-        decltype(reader)* body;
-        uint32_t seed;
-    } args[2] = {{&reader, 1}, {&reader, 2}};
-    auto trampoline = [](void* aux) {
-        auto* r = static_cast<Reader*>(aux);
-        (*r->body)(r->seed);
-    };
-    ovsb_thread* r1 = ovsb_thread_create("reader1", trampoline, &args[0]);
-    ovsb_thread* r2 = ovsb_thread_create("reader2", trampoline, &args[1]);
+    uint64_t inserted = 0, removed = 0, subtables_made = 0, rankings = 0;
+};
 
-    // Writer: churn in the stable masks and in new masks, sort, re-probe.
-    uint64_t inserted = 0, removed = 0, prio_changes = 0, subtables_made = 0;
-    const auto end = Clock::now() + duration;
-    for (int round = 0; Clock::now() < end; round++) {
+// The reader: bursts of stable keys plus one key that matches nothing, as a
+// PMD thread looks up (active while looking up, quiescent between bursts).
+void read_until(Pmd& pmd, const std::atomic<bool>& stop, uint32_t seed) {
+    ovsb_rcu_quiesce_end();
+    Gen rg(seed);
+    const netdev_flow_key* keys[kMaxBurst];
+    size_t which[kMaxBurst];
+    dpcls_rule* rules[kMaxBurst];
+    uint64_t n = 0;
+    while (!stop.load(std::memory_order_relaxed)) {
+        const uint32_t cnt = 1 + rg.below(kMaxBurst);
+        for (uint32_t i = 0; i < cnt; i++) {
+            which[i] = rg.below(pmd.stable_keys.size());
+            keys[i] = ovs(&pmd.stable_keys[which[i]]);
+        }
+        const uint32_t nowhere = rg.below(cnt);  // this key matches no rule
+        keys[nowhere] = ovs(&pmd.miss_key);
+        pmd.cls.lookup(keys, cnt, rules);
+        for (uint32_t i = 0; i < cnt; i++) {
+            if (i == nowhere) {
+                pmd.wrong.fetch_add(rules[i] != nullptr, std::memory_order_relaxed);
+            } else if (!rules[i]) {
+                pmd.misses.fetch_add(1, std::memory_order_relaxed);
+            } else if (rules[i] != pmd.stable_rules[which[i]]) {
+                pmd.wrong.fetch_add(1, std::memory_order_relaxed);
+            }
+        }
+        n += cnt;
+        ovsb_rcu_quiesce();
+    }
+    pmd.lookups.fetch_add(n);
+    ovsb_rcu_quiesce_start();
+}
+
+// The writer: churn in the stable masks and in new masks, and a ranking
+// after every round (as dpcls_sort_subtable_vector() on the PMD thread).
+void write_until(Pmd& pmd, const std::vector<FlowKey>& masks, const std::atomic<bool>& stop,
+                 uint32_t seed) {
+    ovsb_rcu_quiesce_end();
+    Gen g(seed);
+    while (!stop.load(std::memory_order_relaxed)) {
         std::vector<dpcls_rule*> churn;
         for (int i = 0; i < 40; i++) {
             const bool fresh_mask = i % 4 == 0;
@@ -156,65 +123,152 @@ TEST(Concurrency, StableRulesAreNeverMissedWhileWriterChurns) {
                                             : masks[g.below(masks.size())];
             const FullFlow flow = marked_flow(g, false);
             dpcls_rule* rule = nullptr;
-            if (cls.insert(mask, flow.data(), &rule)) {
+            if (pmd.cls.insert(mask, flow.data(), &rule)) {
                 churn.push_back(rule);
-                inserted++;
-                subtables_made += fresh_mask;
+                pmd.inserted++;
+                pmd.subtables_made += fresh_mask;
             }
         }
-        if (round % 3 == 0) {
-            cls.sort_subtables();
-        }
-        if (round % 5 == 0) {
-            ASSERT_TRUE(registry.set_priority("generic", round % 10 ? 5 : 1));
-            prio_changes++;
-        }
-        if (round % 7 == 0) {
-            ASSERT_TRUE(registry.set_priority(top, round % 14 ? 0 : top_priority));
-            prio_changes++;
-        }
+        pmd.cls.sort_subtables();
+        pmd.rankings++;
         for (dpcls_rule* rule : churn) {
-            ASSERT_TRUE(cls.remove(rule));
-            removed++;
+            EXPECT_TRUE(pmd.cls.remove(rule));
+            pmd.removed++;
         }
         ovsb_rcu_quiesce();
     }
-    stop = true;
-    ovsb_thread_join(r1);
-    ovsb_thread_join(r2);
+    ovsb_rcu_quiesce_start();
+}
 
-    std::printf(
-        "lookups %llu, rules inserted %llu removed %llu, new-mask rules %llu, "
-        "priority changes %llu\n",
-        static_cast<unsigned long long>(lookups.load()), static_cast<unsigned long long>(inserted),
-        static_cast<unsigned long long>(removed), static_cast<unsigned long long>(subtables_made),
-        static_cast<unsigned long long>(prio_changes));
-    EXPECT_EQ(misses.load(), 0u);
-    EXPECT_EQ(wrong.load(), 0u);
-    EXPECT_GT(lookups.load(), 10000u);
-    EXPECT_GT(prio_changes, 1u);
-    EXPECT_EQ(cls.rule_count(), stable_rules.size());
-    EXPECT_EQ(cls.subtables().size(), masks.size());
+// Runs `fn` on a new OVS thread (readers and writers are OVS threads, as
+// PMD threads are: see ovs_bridge.h).
+ovsb_thread* start(const char* name, std::function<void()>* fn) {
+    return ovsb_thread_create(
+        name, [](void* aux) { (*static_cast<std::function<void()>*>(aux))(); }, fn);
+}
+
+TEST(Concurrency, StableRulesAreNeverMissedWhileWritersChurn) {
+    using Clock = std::chrono::steady_clock;
+    const auto duration = std::chrono::milliseconds(
+        std::getenv("CONCURRENCY_MS") ? std::atoi(std::getenv("CONCURRENCY_MS")) : 3000);
+
 #if OVSCLS_WITH_JIT
-    const jit::JitStats jit_after = jit::stats();
-    std::printf("jit: %llu compiles, %llu tier-ups\n",
-                (unsigned long long)(jit_after.cache.compiles - jit_before.cache.compiles),
-                (unsigned long long)(jit_after.tier_ups - jit_before.tier_ups));
-    if (const Availability jit = jit_avx2_availability(); jit.available) {
-        EXPECT_GT(jit_after.cache.compiles, jit_before.cache.compiles + 10);
-        EXPECT_GT(jit_after.tier_ups, jit_before.tier_ups);
+    jit::EngineOptions jit_options;
+    jit_options.config.hot_hits = 0;
+    jit_options.config.cache.compiles_per_sec = 1000000;
+    jit::Engine engine(jit_options);
+    jit::Engine* jit_engine = &engine;
+#else
+    jit::Engine* jit_engine = nullptr;
+#endif
+
+    LookupRegistry registry;
+    add_builtin_lookups(registry, jit_engine);
+    // The top entry moves off and back on: jit_avx2 where built.
+    const char* const top = jit_built() ? "jit_avx2" : "specialized";
+    const int top_priority = jit_built() ? 3 : 2;
+    Gen g(2024);
+
+    // The same stable masks on both PMDs (their subtables share JIT code),
+    // with rules and keys of each PMD's own.
+    std::vector<FlowKey> masks;
+    for (auto [u0, u1] : {std::pair{4u, 1u}, {5u, 1u}, {4u, 3u}, {3u, 3u}, {9u, 4u}, {6u, 0u}}) {
+        masks.push_back(marked_mask(g, u0, u1));
+    }
+    Pmd pmds[2] = {Pmd(registry), Pmd(registry)};
+    for (Pmd& pmd : pmds) {
+        for (const FlowKey& mask : masks) {
+            for (int r = 0; r < 4; r++) {
+                const FullFlow flow = marked_flow(g, true);
+                dpcls_rule* rule = nullptr;
+                ASSERT_TRUE(pmd.cls.insert(mask, flow.data(), &rule));
+                pmd.stable_rules.push_back(rule);
+                pmd.stable_keys.push_back(g.key(flow, mask, false, true));
+            }
+        }
+        // Marker word 5: neither a stable rule's (0) nor a churn rule's (~0).
+        FullFlow miss_flow = marked_flow(g, true);
+        miss_flow[kMarkerWord] = 5;
+        pmd.miss_key = g.key(miss_flow, masks[0], false, true);
+    }
+
+    std::atomic<bool> stop{false};
+    std::function<void()> bodies[4] = {[&] { read_until(pmds[0], stop, 1); },
+                                       [&] { read_until(pmds[1], stop, 2); },
+                                       [&] { write_until(pmds[0], masks, stop, 3); },
+                                       [&] { write_until(pmds[1], masks, stop, 4); }};
+    ovsb_thread* threads[4] = {start("reader0", &bodies[0]), start("reader1", &bodies[1]),
+                               start("writer0", &bodies[2]), start("writer1", &bodies[3])};
+
+    // Priority changes, while both PMDs churn and rank: each re-probes both
+    // classifiers.  Spaced so that subtables get time to tier up between.
+    uint64_t prio_changes = 0;
+    const auto end = Clock::now() + duration;
+    for (int step = 1; Clock::now() < end; step++) {
+        ovsb_rcu_quiesce_start();  // not a reader while it sleeps
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        ovsb_rcu_quiesce_end();
+        if (step % 2) {
+            ASSERT_TRUE(registry.set_priority("generic", step % 4 == 1 ? 5 : 1));
+        } else {
+            ASSERT_TRUE(registry.set_priority(top, step % 4 == 2 ? 0 : top_priority));
+        }
+        prio_changes++;
+    }
+    ASSERT_TRUE(registry.set_priority("generic", 1));
+    ASSERT_TRUE(registry.set_priority(top, top_priority));
+    ovsb_rcu_quiesce_start();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the JIT back at the top
+    ovsb_rcu_quiesce_end();
+    stop = true;
+    for (ovsb_thread* t : threads) {
+        ovsb_thread_join(t);
+    }
+
+    for (Pmd& pmd : pmds) {
+        std::printf(
+            "pmd: lookups %llu, rules inserted %llu removed %llu, new-mask rules %llu, "
+            "rankings %llu\n",
+            (unsigned long long)pmd.lookups.load(), (unsigned long long)pmd.inserted,
+            (unsigned long long)pmd.removed, (unsigned long long)pmd.subtables_made,
+            (unsigned long long)pmd.rankings);
+        EXPECT_EQ(pmd.misses.load(), 0u);
+        EXPECT_EQ(pmd.wrong.load(), 0u);
+        EXPECT_GT(pmd.lookups.load(), 10000u);
+        EXPECT_EQ(pmd.cls.rule_count(), pmd.stable_rules.size());
+        EXPECT_EQ(pmd.cls.subtables().size(), masks.size());
+    }
+    std::printf("priority changes %llu\n", (unsigned long long)prio_changes);
+    EXPECT_GT(prio_changes, 1u);
+#if OVSCLS_WITH_JIT
+    const jit::JitStats jit = engine.stats();
+    std::printf("jit: %llu compiles, %llu shared, %llu installs, %llu tier-ups, %llu cancelled\n",
+                (unsigned long long)jit.cache.compiles, (unsigned long long)jit.cache.shared,
+                (unsigned long long)jit.installs, (unsigned long long)jit.tier_ups,
+                (unsigned long long)jit.cancelled);
+    if (const Availability cpu = jit_avx2_availability(); cpu.available) {
+        EXPECT_GT(jit.cache.compiles, 10u);
+        EXPECT_GT(jit.cache.shared, 0u) << "the two PMDs' subtables of one mask share code";
+        EXPECT_GT(jit.tier_ups, 0u);
+        EXPECT_EQ(jit.cache.compiles_off_compiler, 0u) << "a compile ran on a ranking thread";
+        size_t on_jit = 0;
+        for (Pmd& pmd : pmds) {
+            for (const auto& st : pmd.cls.subtables()) {
+                on_jit += st.impl == "jit_avx2";
+            }
+        }
+        EXPECT_GT(on_jit, 0u) << "no stable subtable ends on JIT code";
     } else {
-        // The writer's churn still re-probes jit_avx2, which must decline.
+        // The writers' churn still re-probes jit_avx2, which must decline.
         uint64_t declines = 0;
         for (int why = 0; why < static_cast<int>(jit::Decline::kCount); why++) {
-            declines += jit_after.declines[why] - jit_before.declines[why];
+            declines += jit.declines[why];
         }
-        EXPECT_EQ(jit_after.cache.compiles, jit_before.cache.compiles);
+        EXPECT_EQ(jit.cache.compiles, 0u);
         EXPECT_GT(declines, 0u);
         std::printf("not checked: readers running JIT code (%s; jit_avx2 declined %llu times)\n",
-                    jit.why.c_str(), (unsigned long long)declines);
+                    cpu.why.c_str(), (unsigned long long)declines);
     }
-    jit::configure(saved_jit);
 #else
     std::printf("not checked: readers running JIT code (%s)\n", jit_build_note().c_str());
 #endif

@@ -12,7 +12,7 @@
 #include "cpu_features.h"
 #endif
 #if OVSCLS_WITH_JIT
-#include "jit/jit_lookup.hpp"
+#include "jit/engine.hpp"
 #endif
 
 namespace ovscls::test {
@@ -53,7 +53,7 @@ Availability jit_avx2_availability() {
 #if !OVSCLS_WITH_JIT
     return {false, jit_build_note()};
 #else
-    if (!jit::config().enabled) {
+    if (!jit::process_engine().config().enabled) {
         return {false, "disabled by OVSCLS_JIT"};
     }
     const cpu_features f = cpu_features_read();

@@ -16,7 +16,7 @@
 #include "classifier/miniflow.hpp"
 #include "cpu_case.hpp"
 #include "jit/cmap_layout.hpp"
-#include "jit/jit_lookup.hpp"
+#include "jit/engine.hpp"
 #include "jit/lookup_generator.hpp"
 #include "random_subtable.hpp"
 #include "reference/ovs_reference.h"
@@ -25,27 +25,28 @@
 namespace ovscls::test {
 namespace {
 
-// Restores the JIT's configuration and test hooks after each test.
+// Each test gets its own engine (jit/engine.hpp), logging into log().
 class JitTest : public ::testing::Test {
   protected:
     void SetUp() override {
-        saved_ = jit::config();
-        jit::test_hide_cpu_feature(std::nullopt);
-        jit::test_reset_decline_log();
-        jit::set_log_sink(+[](const char* line) { log().push_back(line); });
         log().clear();
+        make_engine(std::nullopt);
     }
-    void TearDown() override {
-        jit::configure(saved_);
-        jit::test_hide_cpu_feature(std::nullopt);
-        jit::set_log_sink(nullptr);
-        jit::CodeMemory::fail_next_allocations(0);
+    void TearDown() override { engine_.reset(); }
+    // A fresh engine, declining as if the CPU lacked `hidden`.
+    void make_engine(std::optional<jit::CpuFeature> hidden) {
+        engine_.reset();
+        jit::EngineOptions options;
+        options.log = [](const char* line) { log().push_back(line); };
+        options.hide_cpu_feature = hidden;
+        engine_ = std::make_unique<jit::Engine>(options);
     }
+    jit::Engine& engine() { return *engine_; }
     static std::vector<std::string>& log() {
         static std::vector<std::string> lines;
         return lines;
     }
-    jit::JitConfig saved_;
+    std::unique_ptr<jit::Engine> engine_;
 };
 
 // Tests that compile and run generated code: skipped, saying why, on a CPU
@@ -65,11 +66,11 @@ class JitCodeTest : public JitTest {
 // Waits until postponed frees have brought the mapped code down to `bytes`
 // (OVS-RCU runs them after a grace period, on its own thread once the
 // process has more than one).
-bool mapped_code_drops_to(uint64_t bytes) {
+bool mapped_code_drops_to(const jit::Engine& engine, uint64_t bytes) {
     for (int i = 0; i < 200; i++) {
         ovsb_rcu_synchronize();
         ovsb_rcu_quiesce();
-        if (jit::stats().cache.mapped_bytes <= bytes) {
+        if (engine.stats().cache.mapped_bytes <= bytes) {
             return true;
         }
         usleep(10000);
@@ -109,8 +110,11 @@ FlowKey key_with_map(const FullFlow& flow, const MiniflowMap& map) {
     return make_key({{map.bits[0], map.bits[1]}}, flow.data());
 }
 
-uint64_t slow_keys(const dpcls_subtable* subtable) {
-    return jit::compiled_for(subtable)->profile.slow_keys;
+// The slow-path keys the subtable's profile slot counted.
+uint64_t slow_keys(const jit::Engine& engine, const dpcls_subtable* subtable) {
+    const jit::ProfileSlot* slot = engine.profile_for(subtable);
+    EXPECT_NE(slot, nullptr) << "the subtable has no profile slot";
+    return slot ? slot->slow_keys : 0;
 }
 
 // Fast and slow paths give OVS's results for expected maps that equal the
@@ -138,7 +142,7 @@ TEST_F(JitCodeTest, FastAndSlowPathsMatchOvsForAnyExpectedMap) {
         fewer.bits[1] &= fewer.bits[1] - 1;
         other.bits[0] = g.bits(10, 64);
         for (const MiniflowMap& expected : {mask_map, more, fewer, other}) {
-            const ovsb_lookup_func fn = jit::compile_now(st.subtable, expected);
+            const ovsb_lookup_func fn = engine().compile_now(st.subtable, expected);
             ASSERT_NE(fn, nullptr);
             // Keys of every kind, then keys carrying exactly the expected map.
             std::vector<FlowKey> mixed, exact;
@@ -147,12 +151,13 @@ TEST_F(JitCodeTest, FastAndSlowPathsMatchOvsForAnyExpectedMap) {
                 FlowKey k = st.random_key(g);
                 exact.push_back(key_with_map(expand(k), expected));
             }
-            const uint64_t before = slow_keys(st.subtable);
+            const uint64_t before = slow_keys(engine(), st.subtable);
             EXPECT_EQ(mismatching_bursts(st, fn, exact, g), 0) << u0 << "," << u1;
-            EXPECT_EQ(slow_keys(st.subtable), before) << "exact-map keys took the slow path";
+            EXPECT_EQ(slow_keys(engine(), st.subtable), before)
+                << "exact-map keys took the slow path";
             EXPECT_EQ(mismatching_bursts(st, fn, mixed, g), 0) << u0 << "," << u1;
             fast += exact.size();
-            slow += slow_keys(st.subtable) - before;
+            slow += slow_keys(engine(), st.subtable) - before;
             lookups += exact.size() + mixed.size();
         }
     }
@@ -202,7 +207,7 @@ TEST_F(JitTest, CmapLayoutIsOvs) {
 // The generator reports failure as a status, never as an exception (it runs
 // under OVS's C code).  Generating runs no generated code: any CPU.
 TEST_F(JitTest, GeneratorReportsFailureAsStatus) {
-    jit::LookupProfile profile;
+    jit::ProfileTable profile;
     jit::GenerateStatus status;
 
     jit::LookupShape too_big;
@@ -224,7 +229,7 @@ TEST_F(JitTest, GeneratorReportsFailureAsStatus) {
 
 TEST_F(JitCodeTest, SameMapSharesCodeAndLastReleaseFreesIt) {
     Gen g(7);
-    const jit::CacheStats before = jit::stats().cache;
+    const jit::CacheStats before = engine().stats().cache;
     FlowKey a = g.mask(4, 1);
     std::vector<uint64_t> values(a.values, a.values + 5);
     values[2] = ~uint64_t{0} << 8;  // another prefix length, same words
@@ -234,19 +239,21 @@ TEST_F(JitCodeTest, SameMapSharesCodeAndLastReleaseFreesIt) {
     dpcls_subtable* sa = ovsb_subtable_create(ovs(&a));
     dpcls_subtable* sb = ovsb_subtable_create(ovs(&b));
 
-    const ovsb_lookup_func fa = jit::compile_now(sa, std::nullopt);
-    const ovsb_lookup_func fb = jit::compile_now(sb, std::nullopt);
+    const ovsb_lookup_func fa = engine().compile_now(sa, std::nullopt);
+    const ovsb_lookup_func fb = engine().compile_now(sb, std::nullopt);
     EXPECT_EQ(fa, fb);
-    jit::CacheStats now = jit::stats().cache;
+    jit::CacheStats now = engine().stats().cache;
     EXPECT_EQ(now.compiles, before.compiles + 1);
     EXPECT_EQ(now.shared, before.shared + 1);
     EXPECT_EQ(now.live, before.live + 1);
 
-    jit::release(sa, nullptr);
-    EXPECT_EQ(jit::stats().cache.live, before.live + 1);  // sb still uses it
-    jit::release(sb, nullptr);
-    EXPECT_EQ(jit::stats().cache.live, before.live);
-    EXPECT_TRUE(mapped_code_drops_to(before.mapped_bytes));
+    engine().release(sa, nullptr);
+    EXPECT_EQ(engine().stats().cache.live, before.live + 1);  // sb still uses it
+    engine().release(sb, nullptr);
+    // The profile slots cool for a grace period (ProfileSlot), then the code
+    // leaves the cache and is unmapped.
+    EXPECT_TRUE(mapped_code_drops_to(engine(), before.mapped_bytes));
+    EXPECT_EQ(engine().stats().cache.live, before.live);
     ovsb_subtable_destroy_deferred(sa, nullptr, nullptr);
     ovsb_subtable_destroy_deferred(sb, nullptr, nullptr);
 }
@@ -255,13 +262,13 @@ TEST_F(JitCodeTest, SameMapSharesCodeAndLastReleaseFreesIt) {
 // ranking, tier 2 (fast path for the packets' map) after the next; lookups
 // stay right throughout, and the code is freed with the classifier.
 TEST_F(JitCodeTest, ClassifierTiersUpAsSubtablesGetHot) {
-    jit::JitConfig cfg = jit::config();
+    jit::JitConfig cfg = engine().config();
     cfg.hot_hits = 50;
-    jit::configure(cfg);
-    const jit::CacheStats before = jit::stats().cache;
+    engine().configure(cfg);
+    const jit::CacheStats before = engine().stats().cache;
     {
         LookupRegistry registry;
-        add_builtin_lookups(registry);
+        add_builtin_lookups(registry, &engine());
         Classifier cls(registry);
         Gen g(99);
         FlowKey mask = g.mask(4, 1);
@@ -289,51 +296,164 @@ TEST_F(JitCodeTest, ClassifierTiersUpAsSubtablesGetHot) {
         run(1);  // 32 hits: not hot
         cls.sort_subtables();
         EXPECT_EQ(cls.subtables()[0].impl, "specialized");
+        EXPECT_EQ(engine().stats().requests, 0u);
         run(10);
-        cls.sort_subtables();
+        cls.sort_subtables();  // hot: asks the compiler thread, serves on
+        EXPECT_EQ(cls.subtables()[0].impl, "specialized");
+        EXPECT_EQ(engine().stats().requests, 1u);
+        engine().drain();
+        run(10);
+        cls.sort_subtables();  // the code is ready: tier 1
         ASSERT_EQ(cls.subtables()[0].impl, "jit_avx2");
         const dpcls_subtable* subtable = cls.subtables()[0].subtable;
-        EXPECT_FALSE(jit::compiled_for(subtable)->shape.expected_map);
+        EXPECT_FALSE(engine().compiled_for(subtable)->shape.expected_map);
         run(10);
+        cls.sort_subtables();  // its keys took the slow path: asks for tier 2
+        engine().drain();
+        run(1);
         cls.sort_subtables();
-        const jit::CompiledLookup* tier2 = jit::compiled_for(subtable);
+        const jit::CompiledLookup* tier2 = engine().compiled_for(subtable);
         ASSERT_TRUE(tier2->shape.expected_map);
         EXPECT_EQ(tier2->shape.expected_map->bits[0], packet_map.bits[0]);
         EXPECT_EQ(view(subtable)->lookup_func.load(), tier2->fn);
-        const uint64_t slow_before = tier2->profile.slow_keys;
+        const uint64_t slow_before = slow_keys(engine(), subtable);
         run(10);
-        EXPECT_EQ(tier2->profile.slow_keys, slow_before);  // all on the fast path now
+        EXPECT_EQ(slow_keys(engine(), subtable), slow_before);  // all on the fast path now
         cls.sort_subtables();
-        EXPECT_EQ(jit::compiled_for(subtable), tier2);  // stays
+        engine().drain();
+        run(1);
+        cls.sort_subtables();
+        EXPECT_EQ(engine().compiled_for(subtable), tier2);  // stays
+        EXPECT_EQ(engine().stats().tier_ups, 1u);
+        EXPECT_EQ(engine().stats().cache.compiles_off_compiler, 0u) << "a ranking compiled";
         EXPECT_EQ(registry.find("jit_avx2")->use_count.load(), 1);
 
         // Lowering the JIT's priority moves the subtable off it and frees it.
         ASSERT_TRUE(registry.set_priority("jit_avx2", 0));
         EXPECT_EQ(cls.subtables()[0].impl, "specialized");
-        EXPECT_EQ(jit::compiled_for(subtable), nullptr);
+        EXPECT_EQ(engine().compiled_for(subtable), nullptr);
         run(3);
     }
-    EXPECT_EQ(jit::stats().cache.live, before.live);
-    EXPECT_TRUE(mapped_code_drops_to(before.mapped_bytes));
+    EXPECT_TRUE(mapped_code_drops_to(engine(), before.mapped_bytes));
+    EXPECT_EQ(engine().stats().cache.live, before.live);
+}
+
+// Two PMD threads' classifiers hold a subtable of the same mask each: they
+// share the tier-1 code, but each tiers up on its own traffic.  A's packets
+// carry map X, B's map Y: A ends with a fast path for X, B for Y, and
+// neither's traffic moved the other (the profile is per subtable, in slots
+// of their own cache lines).
+TEST_F(JitCodeTest, EachSubtableTiersUpOnItsOwnTraffic) {
+    jit::JitConfig cfg = engine().config();
+    cfg.hot_hits = 10;
+    engine().configure(cfg);
+    LookupRegistry registry;
+    add_builtin_lookups(registry, &engine());
+    Classifier pmd_a(registry), pmd_b(registry);
+    Gen g(4242);
+    const FlowKey mask = g.mask(4, 1);
+    std::vector<FullFlow> flows;
+    for (int i = 0; i < 50; i++) {
+        flows.push_back(g.flow());
+        ASSERT_TRUE(pmd_a.insert(mask, flows.back().data()));
+        ASSERT_TRUE(pmd_b.insert(mask, flows.back().data()));
+    }
+    MiniflowMap map_x = mask.map, map_y = mask.map;
+    map_x.bits[0] |= g.bits(3, 64);
+    map_y.bits[0] |= g.bits(7, 64);
+    ASSERT_FALSE(map_x.bits[0] == map_y.bits[0]);
+    auto run = [&](Classifier& cls, const MiniflowMap& map) {
+        for (int b = 0; b < 4; b++) {
+            FlowKey keys[kMaxBurst];
+            const netdev_flow_key* ptrs[kMaxBurst];
+            for (uint32_t i = 0; i < kMaxBurst; i++) {
+                keys[i] = key_with_map(flows[g.below(flows.size())], map);
+                ptrs[i] = ovs(&keys[i]);
+            }
+            dpcls_rule* rules[kMaxBurst];
+            ASSERT_TRUE(cls.lookup(ptrs, kMaxBurst, rules));
+        }
+    };
+    // Interleaved as two PMD threads would run: traffic, ranking, and the
+    // compiler thread finishing in between.
+    for (int round = 0; round < 5; round++) {
+        run(pmd_a, map_x);
+        run(pmd_b, map_y);
+        pmd_a.sort_subtables();
+        pmd_b.sort_subtables();
+        engine().drain();
+    }
+    const dpcls_subtable* a = pmd_a.subtables()[0].subtable;
+    const dpcls_subtable* b = pmd_b.subtables()[0].subtable;
+    ASSERT_NE(a, b);
+    const jit::CompiledLookup* code_a = engine().compiled_for(a);
+    const jit::CompiledLookup* code_b = engine().compiled_for(b);
+    ASSERT_TRUE(code_a && code_b);
+    ASSERT_TRUE(code_a->shape.expected_map && code_b->shape.expected_map);
+    EXPECT_EQ(code_a->shape.expected_map->bits[0], map_x.bits[0]);
+    EXPECT_EQ(code_b->shape.expected_map->bits[0], map_y.bits[0]);
+    const jit::ProfileSlot* slot_a = engine().profile_for(a);
+    const jit::ProfileSlot* slot_b = engine().profile_for(b);
+    if (slot_a && slot_b && code_a == code_b) {
+        EXPECT_NE(slot_a, slot_b);
+    }
+    EXPECT_EQ(engine().stats().tier_ups, 2u);
+    EXPECT_EQ(engine().stats().cache.compiles, 3u);  // tier 1 shared, tier 2 for X and for Y
+    EXPECT_EQ(engine().stats().cache.compiles_off_compiler, 0u);
+    EXPECT_EQ(pmd_a.subtables()[0].impl, "jit_avx2");
+    EXPECT_EQ(pmd_b.subtables()[0].impl, "jit_avx2");
+}
+
+// A subtable destroyed while its code is queued or compiling: the request
+// is cancelled or its result dropped, and nothing stays mapped.
+TEST_F(JitCodeTest, SubtableDestroyedBeforeItsCodeIsReadyCancelsCleanly) {
+    const jit::CacheStats before = engine().stats().cache;
+    Gen g(31);
+    for (int i = 0; i < 50; i++) {
+        RandomSubtable st(g, 1 + g.below(10), g.below(4), 3);
+        const Subtable& v = *view(st.subtable);
+        EXPECT_EQ(engine().probe({v.u0_bits, v.u1_bits, st.subtable, UINT32_MAX}), nullptr);
+        engine().release(st.subtable, nullptr);  // destroyed before any ranking installs it
+    }
+    engine().drain();
+    const jit::JitStats st = engine().stats();
+    EXPECT_EQ(st.subtables, 0u);
+    EXPECT_EQ(st.installs, 0u);
+    EXPECT_EQ(st.requests, 50u);
+    std::printf(
+        "50 requests: %llu compiled, %llu of them dropped when done, the rest cancelled "
+        "in the queue\n",
+        (unsigned long long)(st.cache.compiles - before.compiles),
+        (unsigned long long)st.cancelled);
+    Gen g2(32);
+    RandomSubtable other(g2, 2, 1, 3);  // the next probe lets go of dropped results
+    const Subtable& v = *view(other.subtable);
+    engine().probe({v.u0_bits, v.u1_bits, other.subtable, 0});
+    engine().release(other.subtable, nullptr);
+    EXPECT_TRUE(mapped_code_drops_to(engine(), before.mapped_bytes));
+    EXPECT_EQ(engine().stats().cache.live, before.live);
 }
 
 // Every decline leaves the subtable to the next implementation, which
 // answers correctly; each reason is logged once.
 TEST_F(JitTest, DeclinePathsFallBackAndLogOnce) {
-    jit::JitConfig cfg = jit::config();
+    jit::JitConfig cfg = engine().config();
     cfg.hot_hits = 0;
-    jit::configure(cfg);
+    engine().configure(cfg);
     Gen g(5);
     auto fresh_subtable_is_served = [&](jit::Decline why) {
         LookupRegistry registry;
-        add_builtin_lookups(registry);
+        add_builtin_lookups(registry, &engine());
         Classifier cls(registry);
         FlowKey mask = g.mask(4, 1);
         const FullFlow flow = g.flow();
-        const uint64_t declines = jit::stats().declines[static_cast<int>(why)];
-        ASSERT_TRUE(cls.insert(mask, flow.data()));
+        const uint64_t declines = engine().stats().declines[static_cast<int>(why)];
+        ASSERT_TRUE(cls.insert(mask, flow.data()));  // hot at once (hot_hits 0)
+        engine().drain();                            // what the compiler thread declines, it has
+        cls.reprobe();
         EXPECT_NE(cls.subtables()[0].impl, "jit_avx2") << jit::decline_name(why);
-        EXPECT_GT(jit::stats().declines[static_cast<int>(why)], declines) << jit::decline_name(why);
+        EXPECT_GT(engine().stats().declines[static_cast<int>(why)], declines)
+            << jit::decline_name(why);
         FlowKey key = key_with_map(flow, mask.map);
         const netdev_flow_key* ptr = ovs(&key);
         dpcls_rule* rule = nullptr;
@@ -342,16 +462,18 @@ TEST_F(JitTest, DeclinePathsFallBackAndLogOnce) {
 
     for (auto f : {jit::CpuFeature::kAvx2, jit::CpuFeature::kBmi1, jit::CpuFeature::kBmi2,
                    jit::CpuFeature::kPopcnt}) {
-        jit::test_hide_cpu_feature(f);
+        make_engine(f);
+        engine().configure(cfg);
         fresh_subtable_is_served(jit::Decline::kCpu);
     }
-    jit::test_hide_cpu_feature(std::nullopt);
+    make_engine(std::nullopt);
+    engine().configure(cfg);
 
     cfg.enabled = false;
-    jit::configure(cfg);
+    engine().configure(cfg);
     fresh_subtable_is_served(jit::Decline::kDisabled);
     cfg.enabled = true;
-    jit::configure(cfg);
+    engine().configure(cfg);
 
     // On a CPU that cannot run the code, every other subtable declines for
     // the CPU first: that is what is checked there, with nothing hidden.
@@ -368,33 +490,34 @@ TEST_F(JitTest, DeclinePathsFallBackAndLogOnce) {
         return;
     }
 
-    cfg.cache.code_budget_bytes = jit::stats().cache.mapped_bytes;  // nothing more fits
-    jit::configure(cfg);
+    cfg.cache.code_budget_bytes = engine().stats().cache.mapped_bytes;  // nothing more fits
+    engine().configure(cfg);
     fresh_subtable_is_served(jit::Decline::kCodeBudget);
-    cfg = saved_;
+    cfg = jit::JitConfig{};
     cfg.hot_hits = 0;
 
-    jit::configure(cfg);
-    jit::CodeMemory::fail_next_allocations(1);
+    engine().configure(cfg);
+    engine().code_memory().fail_next_allocations(1);
     fresh_subtable_is_served(jit::Decline::kNoMemory);
 
     cfg.cache.compiles_per_sec = 1;
-    jit::configure(cfg);
+    engine().configure(cfg);
     {
         LookupRegistry registry;
-        add_builtin_lookups(registry);
+        add_builtin_lookups(registry, &engine());
         Classifier cls(registry);
         for (uint32_t u0 = 1; u0 <= 3; u0++) {  // three new maps within a second
             const FullFlow flow = g.flow();
             ASSERT_TRUE(cls.insert(g.mask(u0, 2), flow.data()));
         }
-        EXPECT_GE(jit::stats().declines[static_cast<int>(jit::Decline::kCompileRate)], 1u);
+        engine().drain();
+        EXPECT_GE(engine().stats().declines[static_cast<int>(jit::Decline::kCompileRate)], 1u);
     }
 
     // Too many blocks for the generator: (33, 0).
     RandomSubtable big(g, 33, 0, 10);
-    EXPECT_EQ(jit::probe({33, 0, big.subtable, UINT32_MAX}), nullptr);
-    EXPECT_GE(jit::stats().declines[static_cast<int>(jit::Decline::kTooManyBlocks)], 1u);
+    EXPECT_EQ(engine().probe({33, 0, big.subtable, UINT32_MAX}), nullptr);
+    EXPECT_GE(engine().stats().declines[static_cast<int>(jit::Decline::kTooManyBlocks)], 1u);
 
     std::set<std::string> distinct(log().begin(), log().end());
     EXPECT_EQ(distinct.size(), log().size()) << "a reason was logged twice";
@@ -411,12 +534,13 @@ TEST_F(JitCodeTest, NoMappingIsEverWritableAndExecutable) {
     std::vector<std::unique_ptr<RandomSubtable>> subtables;
     for (int i = 0; i < 200; i++) {
         subtables.push_back(std::make_unique<RandomSubtable>(g, 1 + g.below(12), g.below(6), 3));
-        ASSERT_NE(jit::compile_now(subtables.back()->subtable, std::nullopt), nullptr);
+        ASSERT_NE(engine().compile_now(subtables.back()->subtable, std::nullopt), nullptr);
     }
     std::ifstream maps("/proc/self/maps");
     std::string line;
     int lines = 0, code_found = 0;
-    const auto code = reinterpret_cast<uintptr_t>(jit::compiled_for(subtables[0]->subtable)->fn);
+    const auto code =
+        reinterpret_cast<uintptr_t>(engine().compiled_for(subtables[0]->subtable)->fn);
     while (std::getline(maps, line)) {
         std::istringstream in(line);
         std::string range, perms;
@@ -437,16 +561,16 @@ TEST_F(JitCodeTest, NoMappingIsEverWritableAndExecutable) {
 // perf can name the code, and a dump disassembles: the first instruction is
 // the prologue's push rbx (0x53).
 TEST_F(JitCodeTest, PerfMapAndDumpNameTheCode) {
-    jit::JitConfig cfg = jit::config();
+    jit::JitConfig cfg = engine().config();
     cfg.cache.perf_map = true;
     char dir[] = "/tmp/jit_dumpXXXXXX";
     ASSERT_NE(mkdtemp(dir), nullptr);
     cfg.cache.dump_dir = dir;
-    jit::configure(cfg);
+    engine().configure(cfg);
     Gen g(3);
     RandomSubtable st(g, 7, 2, 5);  // a fingerprint no other test here uses
-    ASSERT_NE(jit::compile_now(st.subtable, std::nullopt), nullptr);
-    const jit::CompiledLookup& lookup = *jit::compiled_for(st.subtable);
+    ASSERT_NE(engine().compile_now(st.subtable, std::nullopt), nullptr);
+    const jit::CompiledLookup& lookup = *engine().compiled_for(st.subtable);
     const std::string name = "dpcls_jit_u7_u2_" + std::to_string(lookup.id);
 
     std::ifstream perf_map("/tmp/perf-" + std::to_string(getpid()) + ".map");
@@ -470,28 +594,28 @@ TEST_F(JitCodeTest, PerfMapAndDumpNameTheCode) {
 // code (a fast path that has every block), within its reservation; the
 // code bytes per block count are printed for the record.
 TEST_F(JitCodeTest, EveryShapeUpTo32BlocksCompilesWithinItsReservation) {
-    jit::JitConfig cfg = jit::config();
+    jit::JitConfig cfg = engine().config();
     cfg.cache.compiles_per_sec = 1000000;
-    jit::configure(cfg);
+    engine().configure(cfg);
     Gen g(77);
-    const jit::CacheStats before = jit::stats().cache;
+    const jit::CacheStats before = engine().stats().cache;
     size_t max_bytes[jit::kMaxBlocks + 1] = {};
     for (uint32_t u0 = 0; u0 <= jit::kMaxBlocks; u0++) {
         for (uint32_t u1 = 0; u1 <= kUnit1Bits && u0 + u1 <= jit::kMaxBlocks; u1++) {
             FlowKey mask = g.mask(u0, u1);
             dpcls_subtable* subtable = ovsb_subtable_create(ovs(&mask));
-            ASSERT_NE(jit::compile_now(subtable, mask.map), nullptr) << u0 << "," << u1;
-            const jit::CompiledLookup& lookup = *jit::compiled_for(subtable);
+            ASSERT_NE(engine().compile_now(subtable, mask.map), nullptr) << u0 << "," << u1;
+            const jit::CompiledLookup& lookup = *engine().compiled_for(subtable);
             EXPECT_LE(lookup.code_bytes, jit::LookupGenerator::reserved_bytes(lookup.shape));
             max_bytes[u0 + u1] = std::max(max_bytes[u0 + u1], lookup.code_bytes);
-            jit::release(subtable, nullptr);
+            engine().release(subtable, nullptr);
             ovsb_subtable_destroy_deferred(subtable, nullptr, nullptr);
         }
     }
     for (uint32_t n : {1u, 4u, 5u, 8u, 16u, 32u}) {
         std::printf("blocks %2u: at most %zu code bytes\n", n, max_bytes[n]);
     }
-    const jit::CacheStats after = jit::stats().cache;
+    const jit::CacheStats after = engine().stats().cache;
     const uint64_t compiles = after.compiles - before.compiles;
     ASSERT_GT(compiles, 0u);
     std::printf("%llu compiles, mean %.1f us (a timing, for the record only)\n",
@@ -499,7 +623,9 @@ TEST_F(JitCodeTest, EveryShapeUpTo32BlocksCompilesWithinItsReservation) {
                 (after.compile_ns_total - before.compile_ns_total) / 1e3 / compiles);
 }
 
-TEST_F(JitTest, BadEnvironmentValuesAreReportedAndIgnored) {
+// A value that cannot be parsed turns the JIT off (fail closed) and is
+// reported with its key; the other settings keep their defaults.
+TEST_F(JitTest, BadEnvironmentValuesTurnTheJitOff) {
     setenv("OVSCLS_JIT_HOT_HITS", "lots", 1);
     setenv("OVSCLS_JIT_CODE_BUDGET", "-5", 1);
     setenv("OVSCLS_JIT", "2", 1);
@@ -510,11 +636,49 @@ TEST_F(JitTest, BadEnvironmentValuesAreReportedAndIgnored) {
     unsetenv("OVSCLS_JIT");
     EXPECT_EQ(c.hot_hits, jit::JitConfig{}.hot_hits);
     EXPECT_EQ(c.cache.code_budget_bytes, jit::JitConfig{}.cache.code_budget_bytes);
-    EXPECT_TRUE(c.enabled);
+    EXPECT_FALSE(c.enabled);
     EXPECT_NE(errors.find("OVSCLS_JIT_HOT_HITS=\"lots\" is not a number"), std::string::npos)
         << errors;
     EXPECT_NE(errors.find("OVSCLS_JIT_CODE_BUDGET=\"-5\""), std::string::npos) << errors;
     EXPECT_NE(errors.find("OVSCLS_JIT=\"2\" is not a switch"), std::string::npos) << errors;
+    EXPECT_NE(errors.find("jit_avx2 is OFF"), std::string::npos) << errors;
+
+    // A good OVSCLS_JIT=on does not override a bad limit.
+    setenv("OVSCLS_JIT", "on", 1);
+    setenv("OVSCLS_JIT_COMPILES_PER_SEC", "1e3", 1);
+    errors.clear();
+    EXPECT_FALSE(jit::JitConfig::from_env(&errors).enabled) << errors;
+    unsetenv("OVSCLS_JIT");
+    unsetenv("OVSCLS_JIT_COMPILES_PER_SEC");
+}
+
+// ovs-vswitchd's other_config, applied over the defaults: good values take
+// effect, unknown keys are not the JIT's business, a bad value turns the
+// JIT off and is named.
+TEST_F(JitTest, OtherConfigAppliesLiveAndFailsClosed) {
+    const char* keys[] = {"dpcls-jit-hot-hits", "dpcls-jit-code-budget",
+                          "dpcls-jit-compiles-per-sec", "pmd-cpu-mask"};
+    const char* good[] = {"10", "1048576", "50", "0x3"};
+    EXPECT_EQ(engine().configure_from(keys, good, 4), "");
+    jit::JitConfig c = engine().config();
+    EXPECT_TRUE(c.enabled);
+    EXPECT_EQ(c.hot_hits, 10u);
+    EXPECT_EQ(c.cache.code_budget_bytes, 1048576u);
+    EXPECT_EQ(c.cache.compiles_per_sec, 50u);
+
+    const char* bad[] = {"10", "lots", "50", "0x3"};
+    const std::string error = engine().configure_from(keys, bad, 4);
+    EXPECT_NE(error.find("other_config:dpcls-jit-code-budget=\"lots\""), std::string::npos)
+        << error;
+    EXPECT_FALSE(engine().config().enabled);
+
+    const char* off_keys[] = {"dpcls-jit"};
+    const char* off[] = {"false"};
+    EXPECT_EQ(engine().configure_from(off_keys, off, 1), "");
+    EXPECT_FALSE(engine().config().enabled);
+    EXPECT_EQ(engine().config().hot_hits, jit::JitConfig{}.hot_hits);  // back to the default
+    EXPECT_EQ(engine().configure_from(nullptr, nullptr, 0), "");
+    EXPECT_TRUE(engine().config().enabled);  // removed from other_config: the default
 }
 
 // An operator turns the JIT off the way OVS's own boolean settings read.

@@ -2,11 +2,13 @@
 // subtable: OVS 3.1's own (the truth is OVS's generic as its registry entry
 // picks it) and each entry of this project's registry whose probe accepts.
 //
-// Entries are probed as for a hot subtable, so the JIT compiles: its first
-// tier (slow path only) as the entry, and a second variant whose fast path
+// Entries are probed as for a hot subtable, so the JIT compiles (the first
+// probe asks the compiler thread, the one after it drained installs the
+// code): its first tier (slow path only) as the entry, and a second variant whose fast path
 // expects the subtable's own mask map, so that keys carrying exactly the
 // mask's words take the fast path and all others the slow one.  Call the
-// registry's release(subtable, nullptr) before the subtable goes away.
+// registry's release(subtable, nullptr) before the subtable goes away.  The
+// registry's jit_avx2 must be the process engine's (builtin_registry()).
 //
 // Which CPU-dependent lookups are in the list is decided by the CPU
 // (cpu_case.hpp), not by their probes: a probe that declines where the CPU
@@ -25,7 +27,7 @@
 #include "reference/ovs_reference.h"
 #include "standalone/builtin_lookups.hpp"
 #if OVSCLS_WITH_JIT
-#include "jit/jit_lookup.hpp"
+#include "jit/engine.hpp"
 #endif
 
 namespace ovscls::test {
@@ -60,7 +62,15 @@ inline std::vector<NamedLookup> lookups_for(const dpcls_subtable* subtable,
 
     for (size_t i = 0; i < registry.size(); i++) {
         const LookupImpl& impl = registry.at(i);
-        if (ovsb_lookup_func fn = impl.probe({s.u0_bits, s.u1_bits, subtable, UINT32_MAX})) {
+        const ProbeContext hot{s.u0_bits, s.u1_bits, subtable, UINT32_MAX};
+        ovsb_lookup_func fn = impl.probe(hot);
+#if OVSCLS_WITH_JIT
+        if (!fn && impl.name == "jit_avx2") {
+            jit::process_engine().drain();  // the code asked for is ready
+            fn = impl.probe(hot);
+        }
+#endif
+        if (fn) {
             out.push_back({impl.name, fn, true});
         }
     }
@@ -68,13 +78,14 @@ inline std::vector<NamedLookup> lookups_for(const dpcls_subtable* subtable,
 #if OVSCLS_WITH_JIT
     if (registry.find("jit_avx2")) {
         const Availability jit = jit_avx2_availability();
-        const bool compiled = jit::compiled_for(subtable) != nullptr;
+        jit::Engine& engine = jit::process_engine();
+        const bool compiled = engine.compiled_for(subtable) != nullptr;
         EXPECT_EQ(compiled, jit.available && blocks <= jit::kMaxBlocks)
             << "jit_avx2 on (" << s.u0_bits << "," << s.u1_bits << "), where " << jit.why << "\n"
-            << jit::info();
+            << engine.info();
         if (compiled) {
-            const ovsb_lookup_func fn = jit::compile_now(subtable, s.mask.map);
-            EXPECT_NE(fn, nullptr) << jit::info();
+            const ovsb_lookup_func fn = engine.compile_now(subtable, s.mask.map);
+            EXPECT_NE(fn, nullptr) << engine.info();
             if (fn) {
                 out.push_back({"jit_avx2+fast", fn, true});
             }

@@ -1,0 +1,639 @@
+#include "jit/engine.hpp"
+
+#include <xbyak/xbyak_util.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cstdio>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "jit/cmap_layout.hpp"
+
+namespace ovscls::jit {
+
+// JIT state of one subtable.  Guarded by State::mutex.
+struct Engine::SubtableJit {
+    MiniflowMap mask_map;
+    uint64_t generation = 0;               // this life of the subtable's address
+    CompiledLookup* current = nullptr;     // what probe() last returned
+    std::vector<CompiledLookup*> retired;  // ran before; freed once the swap is published
+    CompiledLookup* ready = nullptr;       // finished by the compiler thread, not yet returned
+    bool pending = false;                  // a request is queued or compiling
+    int profile_slot = -1;                 // its slot in current->profiles, or none
+    uint64_t slow_seen = 0;                // the slot's slow_keys at the last probe
+    uint32_t tier_ups = 0;
+    // After a refused request (queue full), the rankings to let pass before
+    // asking again, and the current back-off (doubling up to kMaxBackoff):
+    // in a flood of new maps a ranking then costs a PMD a map lookup per
+    // subtable, not a queue attempt per subtable.
+    uint32_t skip = 0;
+    uint32_t backoff = 0;
+};
+
+constexpr uint32_t kMaxBackoff = 32;
+
+// Compile times kept for the median jit-show reports.
+constexpr size_t kCompileTimes = 1024;
+
+struct Engine::State {
+    mutable std::mutex mutex;  // guards all but the atomics; never held across a compile
+    JitConfig config;
+    std::unordered_map<const dpcls_subtable*, SubtableJit> subtables;
+    std::vector<CompiledLookup*> orphans;  // finished for a subtable that is gone
+    // Shapes queued or compiling: another subtable asking for one waits for
+    // it (and shares it) instead of queueing it again.
+    std::unordered_set<LookupShape, LookupShapeHash> pending_shapes;
+    uint64_t next_generation = 1;
+    uint64_t requests = 0, installs = 0, tier_ups = 0, cancelled = 0, no_profile_slot = 0;
+    uint64_t tier_ups_limited = 0;
+    std::vector<uint64_t> compile_ns;  // ring of the last kCompileTimes
+    size_t compile_ns_next = 0;
+    std::atomic<uint64_t> declines[static_cast<int>(Decline::kCount)] = {};
+    std::atomic<bool> logged[static_cast<int>(Decline::kCount)] = {};
+    std::mutex log_mutex;
+    std::function<void(const char*)> log;
+    std::optional<CpuFeature> hidden;
+};
+
+namespace {
+
+void stderr_log(const char* line) { std::fprintf(stderr, "ovscls-jit: %s\n", line); }
+
+// The instructions the generated code uses; null when all are there.
+const char* missing_cpu_feature(std::optional<CpuFeature> hidden) {
+    static const Xbyak::util::Cpu cpu;
+    using Cpu = Xbyak::util::Cpu;
+    const struct {
+        CpuFeature feature;
+        Cpu::Type type;
+        const char* name;
+    } needed[] = {{CpuFeature::kAvx2, Cpu::tAVX2, "AVX2"},
+                  {CpuFeature::kBmi1, Cpu::tBMI1, "BMI1"},
+                  {CpuFeature::kBmi2, Cpu::tBMI2, "BMI2"},
+                  {CpuFeature::kPopcnt, Cpu::tPOPCNT, "POPCNT"},
+                  {CpuFeature::kSse42, Cpu::tSSE42, "SSE4.2"}};
+    for (const auto& n : needed) {
+        if (n.feature == CpuFeature::kSse42 && !OVSCLS_HASH_CRC32) {
+            continue;  // the mhash flavour emits no crc32
+        }
+        if (!cpu.has(n.type) || n.feature == hidden) {
+            return n.name;
+        }
+    }
+    return nullptr;
+}
+
+bool valid_sample(const MiniflowMap& m) {
+    return !(m.bits[1] >> kUnit1Bits) &&
+           std::popcount(m.bits[0]) + std::popcount(m.bits[1]) <= static_cast<int>(kMaxKeyValues);
+}
+
+uint64_t relaxed(const uint64_t& word) {
+    return std::atomic_ref<const uint64_t>(word).load(std::memory_order_relaxed);
+}
+
+}  // namespace
+
+Engine::Engine(EngineOptions options) : state_(std::make_unique<State>()) {
+    state_->config = options.config;
+    state_->log = options.log ? std::move(options.log) : stderr_log;
+    state_->hidden = options.hide_cpu_feature;
+    compiler_ = std::make_unique<CompilerThread>(kMaxQueued,
+                                                 [this](const CompileRequest& r) { compile(r); });
+}
+
+Engine::~Engine() {
+    compiler_.reset();  // no compile runs after this
+    {
+        std::lock_guard lock(state_->mutex);
+        for (auto& [subtable, st] : state_->subtables) {
+            release_all(st);
+        }
+        state_->subtables.clear();
+        for (CompiledLookup* orphan : state_->orphans) {
+            cache_.release(orphan);
+        }
+        state_->orphans.clear();
+    }
+    // Profile slots cool and code is freed in OVS-RCU callbacks, which may
+    // postpone more (the last reference of a cooled slot): two barriers.
+    ovsb_rcu_barrier();
+    ovsb_rcu_barrier();
+}
+
+void Engine::log_line(const std::string& line) const {
+    std::lock_guard lock(state_->log_mutex);
+    state_->log(line.c_str());
+}
+
+void Engine::set_log(std::function<void(const char* line)> log) {
+    std::lock_guard lock(state_->log_mutex);
+    state_->log = log ? std::move(log) : stderr_log;
+}
+
+// Counts a decline; the first of each reason is logged, with `detail()`
+// (built only then: declines may come once per subtable per ranking).
+template <typename Detail>
+void Engine::decline(Decline why, Detail&& detail) {
+    State& s = *state_;
+    s.declines[static_cast<int>(why)].fetch_add(1, std::memory_order_relaxed);
+    if (!s.logged[static_cast<int>(why)].exchange(true)) {
+        log_line("jit_avx2 declines (" + std::string(decline_name(why)) + "): " + detail() +
+                 "; the next lookup implementation serves.  Logged once.");
+    }
+}
+
+// Declines that do not depend on the subtable's JIT state.  True when
+// usable.  Called with the state's mutex held.
+bool Engine::usable(uint32_t u0, uint32_t u1) {
+    if (!state_->config.enabled) {
+        decline(Decline::kDisabled,
+                [] { return std::string("disabled by configuration (dpcls-jit, OVSCLS_JIT)"); });
+        return false;
+    }
+    if (const char* feature = missing_cpu_feature(state_->hidden)) {
+        decline(Decline::kCpu, [&] {
+            return std::string("the CPU lacks ") + feature +
+                   " (needed: AVX2, BMI1, BMI2, POPCNT and, with OVS's CRC32 hash, SSE4.2)";
+        });
+        return false;
+    }
+    if (std::string why; !cmap_layout_matches(&why)) {
+        decline(Decline::kAbi, [&] { return why; });
+        return false;
+    }
+    if (u0 + u1 > kMaxBlocks) {
+        decline(Decline::kTooManyBlocks, [&] {
+            return "fingerprint (" + std::to_string(u0) + "," + std::to_string(u1) +
+                   ") has more than " + std::to_string(kMaxBlocks) + " blocks";
+        });
+        return false;
+    }
+    return true;
+}
+
+// The subtable's JIT state, created when missing.  A stale entry (a freed
+// subtable's address reused by one with another mask) is dropped first.
+Engine::SubtableJit& Engine::entry(const dpcls_subtable* subtable) {
+    State& s = *state_;
+    const MiniflowMap& map = view(subtable)->mask.map;
+    auto [it, fresh] = s.subtables.try_emplace(subtable);
+    SubtableJit& st = it->second;
+    if (!fresh && (st.mask_map.bits[0] != map.bits[0] || st.mask_map.bits[1] != map.bits[1])) {
+        release_all(st);
+        compiler_->cancel(subtable);
+        st = SubtableJit{};
+        fresh = true;
+    }
+    if (fresh) {
+        st.mask_map = map;
+        st.generation = s.next_generation++;
+    }
+    return st;
+}
+
+// Asks for `shape` for the subtable: shared at once when the cache has it
+// (sharing compiles nothing), else queued for the compiler thread unless it
+// is queued already.  Sets st.ready or st.pending.
+void Engine::request(const dpcls_subtable* subtable, SubtableJit& st, const LookupShape& shape) {
+    State& s = *state_;
+    if (st.pending || st.ready) {
+        return;
+    }
+    if (CompiledLookup* existing = cache_.share(shape)) {
+        st.ready = existing;
+        return;
+    }
+    if (shape.expected_map && cache_.fast_path_variants(shape.mask_map) >= kMaxFastPathsPerMap) {
+        s.tier_ups_limited++;  // stays on the slow path its code has
+        return;
+    }
+    if (s.pending_shapes.contains(shape)) {
+        return;  // another subtable asked: shared at a later ranking
+    }
+    if (st.skip) {
+        st.skip--;
+        return;
+    }
+    if (!compiler_->submit({subtable, st.generation, shape})) {
+        decline(Decline::kQueueFull, [] {
+            return std::to_string(kMaxQueued) +
+                   " compile requests are waiting for the compiler thread";
+        });
+        st.backoff = std::min(std::max(st.backoff * 2, 1u), kMaxBackoff);
+        st.skip = st.backoff;
+        return;
+    }
+    st.backoff = 0;
+    s.pending_shapes.insert(shape);
+    st.pending = true;
+    s.requests++;
+}
+
+// Counts and logs a failed acquire as its decline.
+void Engine::decline_for(const CodeCache::Result& result) {
+    Decline why = Decline::kGenerateFailed;
+    switch (result.outcome) {
+        case CodeCache::Outcome::kCompiled:
+        case CodeCache::Outcome::kShared:
+            return;
+        case CodeCache::Outcome::kOverBudget:
+            why = Decline::kCodeBudget;
+            break;
+        case CodeCache::Outcome::kOverRate:
+            why = Decline::kCompileRate;
+            break;
+        case CodeCache::Outcome::kNoMemory:
+            why = Decline::kNoMemory;
+            break;
+        case CodeCache::Outcome::kGenerateFailed:
+            break;
+    }
+    decline(why, [&] { return result.detail; });
+}
+
+// On the compiler thread, with no lock held while compiling.
+void Engine::compile(const CompileRequest& r) {
+    CacheOptions options;
+    {
+        std::lock_guard lock(state_->mutex);
+        options = state_->config.cache;
+    }
+    CompiledLookup* lookup = cache_.share(r.shape);
+    bool limited = false;
+    if (!lookup) {
+        // Two subtables may have asked for new fast paths of one map within
+        // a ranking: the limit holds here, where compiles are serial.
+        limited = r.shape.expected_map &&
+                  cache_.fast_path_variants(r.shape.mask_map) >= kMaxFastPathsPerMap;
+        if (!limited) {
+            const CodeCache::Result result = cache_.acquire(r.shape, options);
+            decline_for(result);
+            lookup = result.lookup;
+            if (result.outcome == CodeCache::Outcome::kCompiled) {
+                record_compile_time(lookup->compile_ns);
+            }
+        }
+    }
+    State& s = *state_;
+    std::lock_guard lock(s.mutex);
+    s.pending_shapes.erase(r.shape);
+    s.tier_ups_limited += limited;
+    auto it = s.subtables.find(r.subtable);
+    if (it == s.subtables.end() || it->second.generation != r.generation) {
+        if (lookup) {
+            s.orphans.push_back(lookup);  // released by the next probe or release
+            s.cancelled++;
+        }
+        return;
+    }
+    SubtableJit& st = it->second;
+    st.pending = false;
+    if (lookup) {
+        if (st.ready) {
+            s.orphans.push_back(st.ready);
+        }
+        st.ready = lookup;
+    }
+}
+
+void Engine::record_compile_time(uint64_t ns) {
+    State& s = *state_;
+    std::lock_guard lock(s.mutex);
+    if (s.compile_ns.size() < kCompileTimes) {
+        s.compile_ns.push_back(ns);
+    } else {
+        s.compile_ns[s.compile_ns_next++ % kCompileTimes] = ns;
+    }
+}
+
+// Makes `next` the subtable's lookup; the previous one waits for release().
+void Engine::install(const dpcls_subtable* subtable, SubtableJit& st, CompiledLookup* next) {
+    if (st.current) {
+        if (st.profile_slot >= 0) {
+            cache_.retire_profile_slot(st.current, static_cast<uint32_t>(st.profile_slot));
+            st.profile_slot = -1;
+        }
+        st.retired.push_back(st.current);
+    }
+    st.current = next;
+    state_->installs++;
+    claim_profile_slot(subtable, st);
+}
+
+// A free way of the subtable's profile set in its current code, if any.
+void Engine::claim_profile_slot(const dpcls_subtable* subtable, SubtableJit& st) {
+    const uint32_t set = profile_set(subtable);
+    for (uint32_t w = 0; w < kProfileWays; w++) {
+        ProfileSlot& slot = st.current->profiles->slots[set * kProfileWays + w];
+        std::atomic_ref<uint64_t> owner(slot.owner);
+        if (owner.load(std::memory_order_acquire) == 0) {
+            st.slow_seen = relaxed(slot.slow_keys);
+            owner.store(reinterpret_cast<uintptr_t>(subtable), std::memory_order_release);
+            st.profile_slot = static_cast<int>(set * kProfileWays + w);
+            return;
+        }
+    }
+    state_->no_profile_slot++;
+}
+
+// Tier 2: most of this subtable's keys took the slow path since the last
+// probe, so its sampled map becomes the fast path's.
+void Engine::maybe_tier_up(const dpcls_subtable* subtable, SubtableJit& st, uint32_t hits) {
+    if (st.tier_ups >= kMaxTierUps || st.pending) {
+        return;
+    }
+    if (st.profile_slot < 0) {
+        claim_profile_slot(subtable, st);  // a slot may have cooled meanwhile
+        return;
+    }
+    const ProfileSlot& p = st.current->profiles->slots[st.profile_slot];
+    const uint64_t slow = relaxed(p.slow_keys);
+    const uint64_t delta = slow - st.slow_seen;
+    st.slow_seen = slow;
+    if (delta < std::max<uint32_t>(state_->config.hot_hits, 1) || delta * 2 < hits) {
+        return;
+    }
+    const MiniflowMap sample{{relaxed(p.sample_map[0]), relaxed(p.sample_map[1])}};
+    const auto& expected = st.current->shape.expected_map;
+    if (!valid_sample(sample) ||
+        (expected && expected->bits[0] == sample.bits[0] && expected->bits[1] == sample.bits[1])) {
+        return;
+    }
+    request(subtable, st, {st.mask_map, sample});
+}
+
+// Lets go of what the compiler thread finished for subtables that are gone
+// (it never releases: that may postpone an RCU callback).
+void Engine::release_orphans() {
+    for (CompiledLookup* orphan : state_->orphans) {
+        cache_.release(orphan);
+    }
+    state_->orphans.clear();
+}
+
+// Lets go of the lookups the subtable ran before its current one.
+void Engine::release_retired(SubtableJit& st) {
+    for (CompiledLookup* old : st.retired) {
+        cache_.release(old);
+    }
+    st.retired.clear();
+}
+
+// Lets go of all the subtable's code.
+void Engine::release_all(SubtableJit& st) {
+    release_retired(st);
+    if (st.current) {
+        if (st.profile_slot >= 0) {
+            cache_.retire_profile_slot(st.current, static_cast<uint32_t>(st.profile_slot));
+            st.profile_slot = -1;
+        }
+        cache_.release(st.current);
+        st.current = nullptr;
+    }
+    if (st.ready) {
+        cache_.release(st.ready);
+        st.ready = nullptr;
+    }
+}
+
+ovsb_lookup_func Engine::probe(const ProbeContext& ctx) {
+    if (!ctx.subtable) {
+        return nullptr;  // probing by counts alone: nothing to specialize on
+    }
+    State& s = *state_;
+    std::lock_guard lock(s.mutex);
+    release_orphans();
+    if (!usable(ctx.u0, ctx.u1)) {
+        return nullptr;
+    }
+    SubtableJit& st = entry(ctx.subtable);
+    if (!st.current) {
+        if (ctx.hits >= s.config.hot_hits) {
+            request(ctx.subtable, st, {st.mask_map, std::nullopt});
+        }
+    } else {
+        maybe_tier_up(ctx.subtable, st, ctx.hits);
+    }
+    if (st.ready) {  // finished since the last ranking, or shared just now
+        const bool tier_up = st.current != nullptr;
+        install(ctx.subtable, st, std::exchange(st.ready, nullptr));
+        if (tier_up) {
+            st.tier_ups++;
+            s.tier_ups++;
+        }
+    }
+    return st.current ? st.current->fn : nullptr;  // none yet: tier 0
+}
+
+void Engine::release(const dpcls_subtable* subtable, ovsb_lookup_func in_use) {
+    State& s = *state_;
+    std::lock_guard lock(s.mutex);
+    release_orphans();
+    auto it = s.subtables.find(subtable);
+    if (it == s.subtables.end()) {
+        return;
+    }
+    SubtableJit& st = it->second;
+    if (in_use && st.current && st.current->fn == in_use) {
+        release_retired(st);
+        return;
+    }
+    if (in_use == nullptr || st.current) {
+        // Destroyed, or moved off the JIT's code: let go of everything.
+        release_all(st);
+        compiler_->cancel(subtable);
+        s.subtables.erase(it);
+    }
+    // Else the subtable runs another implementation while its first code
+    // is being compiled: the request stands.
+}
+
+ovsb_lookup_func Engine::compile_now(const dpcls_subtable* subtable,
+                                     std::optional<MiniflowMap> expected) {
+    const Subtable& v = *view(subtable);
+    CacheOptions options;
+    {
+        std::lock_guard lock(state_->mutex);
+        if (!usable(v.u0_bits, v.u1_bits)) {
+            return nullptr;
+        }
+        options = state_->config.cache;
+    }
+    CodeCache::Result result = cache_.acquire({v.mask.map, expected}, options);
+    if (!result.lookup) {
+        decline_for(result);
+        return nullptr;
+    }
+    std::lock_guard lock(state_->mutex);
+    SubtableJit& st = entry(subtable);
+    install(subtable, st, result.lookup);
+    return result.lookup->fn;
+}
+
+void Engine::drain() { compiler_->drain(); }
+
+const CompiledLookup* Engine::compiled_for(const dpcls_subtable* subtable) const {
+    std::lock_guard lock(state_->mutex);
+    auto it = state_->subtables.find(subtable);
+    return it == state_->subtables.end() ? nullptr : it->second.current;
+}
+
+const ProfileSlot* Engine::profile_for(const dpcls_subtable* subtable) const {
+    std::lock_guard lock(state_->mutex);
+    auto it = state_->subtables.find(subtable);
+    if (it == state_->subtables.end() || !it->second.current || it->second.profile_slot < 0) {
+        return nullptr;
+    }
+    return &it->second.current->profiles->slots[it->second.profile_slot];
+}
+
+JitConfig Engine::config() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->config;
+}
+
+void Engine::configure(const JitConfig& config) {
+    std::lock_guard lock(state_->mutex);
+    state_->config = config;
+}
+
+std::string Engine::configure_from(const char* const keys[], const char* const values[], size_t n) {
+    JitConfig c = config();
+    const JitConfig defaults;
+    c.enabled = defaults.enabled;
+    c.hot_hits = defaults.hot_hits;
+    c.cache.code_budget_bytes = defaults.cache.code_budget_bytes;
+    c.cache.compiles_per_sec = defaults.cache.compiles_per_sec;
+    std::string errors;
+    bool failed = false;
+    for (size_t i = 0; i < n; i++) {
+        std::string error;
+        if (!c.apply(keys[i], values[i], &error)) {
+            errors += (errors.empty() ? "" : "; ") + error;
+            failed = true;
+        }
+    }
+    if (failed) {
+        c.enabled = false;
+    }
+    configure(c);
+    return errors;
+}
+
+JitStats Engine::stats() const {
+    State& s = *state_;
+    JitStats out;
+    out.cache = cache_.stats();
+    for (int i = 0; i < static_cast<int>(Decline::kCount); i++) {
+        out.declines[i] = s.declines[i].load(std::memory_order_relaxed);
+    }
+    out.pending = compiler_->queued();
+    std::lock_guard lock(s.mutex);
+    out.requests = s.requests;
+    out.installs = s.installs;
+    out.tier_ups = s.tier_ups;
+    out.cancelled = s.cancelled;
+    out.subtables = s.subtables.size();
+    out.no_profile_slot = s.no_profile_slot;
+    out.tier_ups_limited = s.tier_ups_limited;
+    if (!s.compile_ns.empty()) {
+        std::vector<uint64_t> times = s.compile_ns;
+        std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+        out.compile_ns_median = times[times.size() / 2];
+    }
+    return out;
+}
+
+std::string Engine::info() const {
+    const JitConfig c = config();
+    const JitStats st = stats();
+    std::string out = "jit_avx2: ";
+    if (!c.enabled) {
+        out += "disabled (dpcls-jit=false or a bad setting)";
+    } else if (const char* feature = missing_cpu_feature(state_->hidden)) {
+        out += std::string("unavailable (the CPU lacks ") + feature + ")";
+    } else if (std::string why; !cmap_layout_matches(&why)) {
+        out += "unavailable (" + why + ")";
+    } else {
+        out += "enabled";
+    }
+    auto num = [](uint64_t v) { return std::to_string(v); };
+    out += "\n  hot after " + num(c.hot_hits) + " hits, code budget " +
+           num(c.cache.code_budget_bytes) + " bytes, " + num(c.cache.compiles_per_sec) +
+           " compiles/s\n";
+    out += "  subtables " + num(st.subtables) + ", lookups " + num(st.cache.live) + " (" +
+           num(st.cache.code_bytes) + " code bytes, " + num(st.cache.mapped_bytes) + " mapped)\n";
+    out += "  compiles " + num(st.cache.compiles) +
+           " (not on the compiler thread: " + num(st.cache.compiles_off_compiler) + "), shared " +
+           num(st.cache.shared) + ", requests " + num(st.requests) + ", pending " +
+           num(st.pending) + ", installs " + num(st.installs) + ", tier-ups " + num(st.tier_ups) +
+           " (refused by the per-map limit " + num(st.tier_ups_limited) + ", no profile slot " +
+           num(st.no_profile_slot) + "), cancelled " + num(st.cancelled) + "\n";
+    char times[128];
+    std::snprintf(times, sizeof times, "  compile time median %.1f us, max %.1f us\n",
+                  st.compile_ns_median / 1e3, st.cache.compile_ns_max / 1e3);
+    out += times;
+    out += "  declines:";
+    for (int i = 0; i < static_cast<int>(Decline::kCount); i++) {
+        out += std::string(" ") + decline_name(static_cast<Decline>(i)) + "=" + num(st.declines[i]);
+    }
+    return out + "\n";
+}
+
+LookupDescriptor Engine::descriptor() {
+    return {
+        "jit_avx2", 3,
+        [](void* self, const ProbeContext& ctx) { return static_cast<Engine*>(self)->probe(ctx); },
+        [](void* self, const dpcls_subtable* subtable, ovsb_lookup_func in_use) {
+            static_cast<Engine*>(self)->release(subtable, in_use);
+        },
+        this};
+}
+
+const char* decline_name(Decline why) {
+    switch (why) {
+        case Decline::kDisabled:
+            return "disabled";
+        case Decline::kCpu:
+            return "cpu";
+        case Decline::kAbi:
+            return "abi";
+        case Decline::kTooManyBlocks:
+            return "too-many-blocks";
+        case Decline::kCodeBudget:
+            return "code-budget";
+        case Decline::kCompileRate:
+            return "compile-rate";
+        case Decline::kQueueFull:
+            return "queue-full";
+        case Decline::kNoMemory:
+            return "no-memory";
+        case Decline::kGenerateFailed:
+            return "codegen";
+        case Decline::kCount:
+            break;
+    }
+    return "?";
+}
+
+Engine& process_engine() {
+    static Engine* engine = [] {
+        std::string errors;
+        EngineOptions options;
+        options.config = JitConfig::from_env(&errors);
+        auto* e = new Engine(std::move(options));
+        if (!errors.empty()) {
+            e->log_line(errors);
+        }
+        return e;
+    }();
+    return *engine;
+}
+
+}  // namespace ovscls::jit

@@ -1,0 +1,137 @@
+#include "jit/jit_config.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <optional>
+
+namespace ovscls::jit {
+namespace {
+
+std::optional<uint64_t> parse_number(std::string_view text, uint64_t max) {
+    const std::string s(text);
+    if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) {
+        return std::nullopt;
+    }
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+    if (*end || errno || v > max) {
+        return std::nullopt;
+    }
+    return v;
+}
+
+// 1/0, on/off, true/false, yes/no, in any case.
+std::optional<bool> parse_switch(std::string_view text) {
+    std::string word(text);
+    for (char& ch : word) {
+        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
+    for (const char* on : {"1", "on", "true", "yes"}) {
+        if (word == on) {
+            return true;
+        }
+    }
+    for (const char* off : {"0", "off", "false", "no"}) {
+        if (word == off) {
+            return false;
+        }
+    }
+    return std::nullopt;
+}
+
+// One setting, whatever its source: `name` is how the operator spelled the
+// key, for the error.
+enum class Setting { kEnabled, kHotHits, kCodeBudget, kCompilesPerSec, kPerfMap };
+
+bool set(JitConfig& c, Setting what, const std::string& name, std::string_view value,
+         std::string* error) {
+    auto bad = [&](const std::string& expected) {
+        *error = name + "=\"" + std::string(value) + "\" is not " + expected +
+                 "; jit_avx2 is OFF until it is fixed";
+        c.enabled = false;
+        return false;
+    };
+    switch (what) {
+        case Setting::kEnabled:
+        case Setting::kPerfMap: {
+            const std::optional<bool> on = parse_switch(value);
+            if (!on) {
+                return bad("a switch (true/false, on/off, yes/no, 1/0)");
+            }
+            (what == Setting::kEnabled ? c.enabled : c.cache.perf_map) = *on;
+            return true;
+        }
+        case Setting::kHotHits:
+        case Setting::kCompilesPerSec: {
+            const uint64_t max = what == Setting::kHotHits ? UINT32_MAX : kMaxCompilesPerSec;
+            const std::optional<uint64_t> n = parse_number(value, max);
+            if (!n) {
+                return bad("a number from 0 to " + std::to_string(max));
+            }
+            (what == Setting::kHotHits ? c.hot_hits : c.cache.compiles_per_sec) =
+                static_cast<uint32_t>(*n);
+            return true;
+        }
+        case Setting::kCodeBudget: {
+            const std::optional<uint64_t> n = parse_number(value, kMaxCodeBudget);
+            if (!n) {
+                return bad("a number of bytes from 0 to " + std::to_string(kMaxCodeBudget));
+            }
+            c.cache.code_budget_bytes = *n;
+            return true;
+        }
+    }
+    return true;
+}
+
+struct Key {
+    Setting setting;
+    const char* other_config;  // null: environment only
+    const char* env;
+};
+constexpr Key kKeys[] = {
+    {Setting::kEnabled, "dpcls-jit", "OVSCLS_JIT"},
+    {Setting::kHotHits, "dpcls-jit-hot-hits", "OVSCLS_JIT_HOT_HITS"},
+    {Setting::kCodeBudget, "dpcls-jit-code-budget", "OVSCLS_JIT_CODE_BUDGET"},
+    {Setting::kCompilesPerSec, "dpcls-jit-compiles-per-sec", "OVSCLS_JIT_COMPILES_PER_SEC"},
+    {Setting::kPerfMap, nullptr, "OVSCLS_JIT_PERF_MAP"},
+};
+
+}  // namespace
+
+JitConfig JitConfig::from_env(std::string* errors) {
+    JitConfig c;
+    bool failed = false;
+    for (const Key& key : kKeys) {
+        if (const char* text = std::getenv(key.env)) {
+            std::string error;
+            if (!set(c, key.setting, key.env, text, &error)) {
+                *errors += error + "\n";
+                failed = true;
+            }
+        }
+    }
+    if (const char* dir = std::getenv("OVSCLS_JIT_DUMP_DIR")) {
+        c.cache.dump_dir = dir;
+    }
+    if (failed) {
+        c.enabled = false;  // a later good OVSCLS_JIT must not turn it back on
+    }
+    if (!errors->empty() && errors->back() == '\n') {
+        errors->pop_back();
+    }
+    return c;
+}
+
+bool JitConfig::apply(std::string_view key, std::string_view value, std::string* error) {
+    for (const Key& k : kKeys) {
+        if (k.other_config && key == k.other_config) {
+            return set(*this, k.setting, "other_config:" + std::string(key), value, error);
+        }
+    }
+    return true;
+}
+
+}  // namespace ovscls::jit

@@ -1,0 +1,46 @@
+// jit_config.hpp: what an operator can set for jit_avx2, and how it is read.
+//
+// Two sources, one vocabulary:
+//   ovs-vswitchd   other_config of the Open_vSwitch table, applied live
+//                  (patches/: dpif_netdev_set_config() hands the keys over):
+//                    dpcls-jit                    true/false (also on/off, yes/no, 1/0)
+//                    dpcls-jit-hot-hits           hits per ranking interval to compile
+//                    dpcls-jit-code-budget        most code bytes mapped at once
+//                    dpcls-jit-compiles-per-sec   compile rate limit
+//   standalone     the environment, read once when the engine starts:
+//                    OVSCLS_JIT, OVSCLS_JIT_HOT_HITS, OVSCLS_JIT_CODE_BUDGET,
+//                    OVSCLS_JIT_COMPILES_PER_SEC, and OVSCLS_JIT_PERF_MAP=1
+//                    (/tmp/perf-<pid>.map), OVSCLS_JIT_DUMP_DIR=DIR (code dumps)
+// A value that cannot be parsed turns the JIT off (fail closed: a typo must
+// not leave an operator believing limits hold that do not) and is reported,
+// naming the key and the value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "jit/code_cache.hpp"
+
+namespace ovscls::jit {
+
+struct JitConfig {
+    bool enabled = true;
+    uint32_t hot_hits = 64;
+    CacheOptions cache;
+
+    // The defaults overridden by OVSCLS_JIT* variables.  Each bad value is
+    // appended to `errors` (one line each) and turns the JIT off.
+    static JitConfig from_env(std::string* errors);
+
+    // Applies one other_config setting ("dpcls-jit", "dpcls-jit-hot-hits",
+    // ...).  A bad value turns the JIT off and is described in `error`;
+    // returns false then.  Keys not of the JIT are ignored (true).
+    bool apply(std::string_view key, std::string_view value, std::string* error);
+};
+
+// Limits of the numeric settings.
+inline constexpr uint64_t kMaxCodeBudget = uint64_t{1} << 40;
+inline constexpr uint64_t kMaxCompilesPerSec = 1000000;
+
+}  // namespace ovscls::jit
