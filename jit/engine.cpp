@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <chrono>
 #include <cstdio>
 #include <mutex>
 #include <unordered_map>
@@ -55,8 +56,12 @@ struct Engine::State {
     size_t compile_ns_next = 0;
     std::atomic<uint64_t> declines[static_cast<int>(Decline::kCount)] = {};
     std::atomic<bool> logged[static_cast<int>(Decline::kCount)] = {};
+    std::vector<uint64_t> ranking_ns;  // ring of the last kCompileTimes
+    size_t ranking_ns_next = 0;
+    uint64_t rankings = 0, ranking_ns_max = 0;
     std::mutex log_mutex;
     std::function<void(const char*)> log;
+    std::function<void(JitEvent, uint32_t)> events;  // guarded by log_mutex
     std::optional<CpuFeature> hidden;
 };
 
@@ -136,12 +141,61 @@ void Engine::set_log(std::function<void(const char* line)> log) {
     state_->log = log ? std::move(log) : stderr_log;
 }
 
+void Engine::set_events(std::function<void(JitEvent event, uint32_t n)> events) {
+    std::lock_guard lock(state_->log_mutex);
+    state_->events = std::move(events);
+}
+
+void Engine::event(JitEvent what, uint32_t n) const {
+    std::lock_guard lock(state_->log_mutex);
+    if (state_->events) {
+        state_->events(what, n);
+    }
+}
+
+namespace {
+thread_local int64_t t_ranking_start = -1;
+
+int64_t steady_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// Appends `v` to a ring of at most kCompileTimes values.
+void ring_push(std::vector<uint64_t>& ring, size_t& next, uint64_t v);
+
+uint64_t median(std::vector<uint64_t> values) {
+    if (values.empty()) {
+        return 0;
+    }
+    std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+    return values[values.size() / 2];
+}
+}  // namespace
+
+void Engine::ranking_begin() { t_ranking_start = steady_ns(); }
+
+void Engine::ranking_end() {
+    if (t_ranking_start < 0) {
+        return;
+    }
+    const auto ns = static_cast<uint64_t>(steady_ns() - t_ranking_start);
+    t_ranking_start = -1;
+    State& s = *state_;
+    std::lock_guard lock(s.mutex);
+    ring_push(s.ranking_ns, s.ranking_ns_next, ns);
+    s.rankings++;
+    s.ranking_ns_max = std::max(s.ranking_ns_max, ns);
+}
+
 // Counts a decline; the first of each reason is logged, with `detail()`
 // (built only then: declines may come once per subtable per ranking).
 template <typename Detail>
 void Engine::decline(Decline why, Detail&& detail) {
     State& s = *state_;
     s.declines[static_cast<int>(why)].fetch_add(1, std::memory_order_relaxed);
+    event(JitEvent::kDecline);
     if (!s.logged[static_cast<int>(why)].exchange(true)) {
         log_line("jit_avx2 declines (" + std::string(decline_name(why)) + "): " + detail() +
                  "; the next lookup implementation serves.  Logged once.");
@@ -277,6 +331,7 @@ void Engine::compile(const CompileRequest& r) {
             lookup = result.lookup;
             if (result.outcome == CodeCache::Outcome::kCompiled) {
                 record_compile_time(lookup->compile_ns);
+                event(JitEvent::kCompile);
             }
         }
     }
@@ -302,14 +357,20 @@ void Engine::compile(const CompileRequest& r) {
     }
 }
 
+namespace {
+void ring_push(std::vector<uint64_t>& ring, size_t& next, uint64_t v) {
+    if (ring.size() < kCompileTimes) {
+        ring.push_back(v);
+    } else {
+        ring[next++ % kCompileTimes] = v;
+    }
+}
+}  // namespace
+
 void Engine::record_compile_time(uint64_t ns) {
     State& s = *state_;
     std::lock_guard lock(s.mutex);
-    if (s.compile_ns.size() < kCompileTimes) {
-        s.compile_ns.push_back(ns);
-    } else {
-        s.compile_ns[s.compile_ns_next++ % kCompileTimes] = ns;
-    }
+    ring_push(s.compile_ns, s.compile_ns_next, ns);
 }
 
 // Makes `next` the subtable's lookup; the previous one waits for release().
@@ -426,6 +487,7 @@ ovsb_lookup_func Engine::probe(const ProbeContext& ctx) {
         if (tier_up) {
             st.tier_ups++;
             s.tier_ups++;
+            event(JitEvent::kTierUp);
         }
     }
     return st.current ? st.current->fn : nullptr;  // none yet: tier 0
@@ -503,26 +565,29 @@ void Engine::configure(const JitConfig& config) {
     state_->config = config;
 }
 
-std::string Engine::configure_from(const char* const keys[], const char* const values[], size_t n) {
-    JitConfig c = config();
+std::string Engine::configure_from(const char* const keys[], const char* const values[], size_t n,
+                                   bool* changed) {
+    const JitConfig before = config();
+    JitConfig c = before;
     const JitConfig defaults;
     c.enabled = defaults.enabled;
     c.hot_hits = defaults.hot_hits;
     c.cache.code_budget_bytes = defaults.cache.code_budget_bytes;
     c.cache.compiles_per_sec = defaults.cache.compiles_per_sec;
     std::string errors;
-    bool failed = false;
     for (size_t i = 0; i < n; i++) {
         std::string error;
         if (!c.apply(keys[i], values[i], &error)) {
             errors += (errors.empty() ? "" : "; ") + error;
-            failed = true;
         }
     }
-    if (failed) {
-        c.enabled = false;
+    if (!errors.empty()) {
+        c.enabled = false;  // fail closed, whatever the order of the keys
     }
     configure(c);
+    if (changed) {
+        *changed = !(c == before);
+    }
     return errors;
 }
 
@@ -542,11 +607,10 @@ JitStats Engine::stats() const {
     out.subtables = s.subtables.size();
     out.no_profile_slot = s.no_profile_slot;
     out.tier_ups_limited = s.tier_ups_limited;
-    if (!s.compile_ns.empty()) {
-        std::vector<uint64_t> times = s.compile_ns;
-        std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-        out.compile_ns_median = times[times.size() / 2];
-    }
+    out.compile_ns_median = median(s.compile_ns);
+    out.rankings = s.rankings;
+    out.ranking_ns_median = median(s.ranking_ns);
+    out.ranking_ns_max = s.ranking_ns_max;
     return out;
 }
 
@@ -575,9 +639,13 @@ std::string Engine::info() const {
            num(st.pending) + ", installs " + num(st.installs) + ", tier-ups " + num(st.tier_ups) +
            " (refused by the per-map limit " + num(st.tier_ups_limited) + ", no profile slot " +
            num(st.no_profile_slot) + "), cancelled " + num(st.cancelled) + "\n";
-    char times[128];
-    std::snprintf(times, sizeof times, "  compile time median %.1f us, max %.1f us\n",
-                  st.compile_ns_median / 1e3, st.cache.compile_ns_max / 1e3);
+    char times[256];
+    std::snprintf(times, sizeof times,
+                  "  compile time median %.1f us, max %.1f us; ranking call median %.1f us, "
+                  "max %.1f us (%llu calls)\n",
+                  st.compile_ns_median / 1e3, st.cache.compile_ns_max / 1e3,
+                  st.ranking_ns_median / 1e3, st.ranking_ns_max / 1e3,
+                  (unsigned long long)st.rankings);
     out += times;
     out += "  declines:";
     for (int i = 0; i < static_cast<int>(Decline::kCount); i++) {

@@ -72,6 +72,9 @@ inline constexpr size_t kMaxQueued = 256;
 // compiles, while a port's prefix subtables (one packet map) share one.
 inline constexpr uint32_t kMaxFastPathsPerMap = 2;
 
+// What the engine reports as it goes, for OVS's coverage counters.
+enum class JitEvent { kCompile, kDecline, kTierUp };
+
 struct JitStats {
     CacheStats cache;
     uint64_t declines[static_cast<int>(Decline::kCount)] = {};
@@ -84,6 +87,11 @@ struct JitStats {
     uint64_t no_profile_slot = 0;    // probes of a subtable whose profile set was full
     uint64_t tier_ups_limited = 0;   // tier-ups refused by kMaxFastPathsPerMap
     uint64_t compile_ns_median = 0;  // of the last kCompileTimes compiles
+    // Ranking calls (ranking_begin()/ranking_end()): how many, and the
+    // median and max of the last 1024 calls' wall time.
+    uint64_t rankings = 0;
+    uint64_t ranking_ns_median = 0;
+    uint64_t ranking_ns_max = 0;
 };
 
 struct EngineOptions {
@@ -132,8 +140,16 @@ class Engine {
     // Applies ovs-vswitchd's other_config (keys[i] = values[i]; keys not of
     // the JIT are ignored) over the defaults.  A bad value turns the JIT
     // off; the returned text names it (empty when all were good).
-    std::string configure_from(const char* const keys[], const char* const values[], size_t n);
+    // `changed` tells whether the settings differ from before the call.
+    std::string configure_from(const char* const keys[], const char* const values[], size_t n,
+                               bool* changed = nullptr);
     void set_log(std::function<void(const char* line)> log);
+    void set_events(std::function<void(JitEvent event, uint32_t n)> events);
+
+    // Brackets one ranking call on the calling thread (OVS's
+    // dpcls_sort_subtable_vector()): its wall time goes into the stats.
+    void ranking_begin();
+    void ranking_end();
 
     JitStats stats() const;
     // Human-readable state, statistics and configuration, for operators
@@ -154,6 +170,7 @@ class Engine {
     void decline_for(const CodeCache::Result& result);
     void compile(const CompileRequest& request);  // on the compiler thread
     void record_compile_time(uint64_t ns);
+    void event(JitEvent what, uint32_t n = 1) const;
     void request(const dpcls_subtable* subtable, SubtableJit& st, const LookupShape& shape);
     void install(const dpcls_subtable* subtable, SubtableJit& st, CompiledLookup* next);
     void maybe_tier_up(const dpcls_subtable* subtable, SubtableJit& st, uint32_t hits);

@@ -131,7 +131,28 @@ bool JitConfig::apply(std::string_view key, std::string_view value, std::string*
             return set(*this, k.setting, "other_config:" + std::string(key), value, error);
         }
     }
+    if (key.starts_with("dpcls-jit")) {  // a misspelt key must not pass for a limit
+        *error = "other_config:" + std::string(key) +
+                 " is not a jit_avx2 setting (dpcls-jit, dpcls-jit-hot-hits, "
+                 "dpcls-jit-code-budget, dpcls-jit-compiles-per-sec); jit_avx2 is OFF until it "
+                 "is fixed";
+        enabled = false;
+        return false;
+    }
     return true;
+}
+
+std::string JitConfig::describe() const {
+    return std::string(enabled ? "on" : "OFF") + ", hot after " + std::to_string(hot_hits) +
+           " hits, code budget " + std::to_string(cache.code_budget_bytes) + " bytes, " +
+           std::to_string(cache.compiles_per_sec) + " compiles/s";
+}
+
+bool operator==(const JitConfig& a, const JitConfig& b) {
+    return a.enabled == b.enabled && a.hot_hits == b.hot_hits &&
+           a.cache.code_budget_bytes == b.cache.code_budget_bytes &&
+           a.cache.compiles_per_sec == b.cache.compiles_per_sec &&
+           a.cache.perf_map == b.cache.perf_map && a.cache.dump_dir == b.cache.dump_dir;
 }
 
 }  // namespace ovscls::jit

@@ -34,10 +34,15 @@ struct JitConfig {
     static JitConfig from_env(std::string* errors);
 
     // Applies one other_config setting ("dpcls-jit", "dpcls-jit-hot-hits",
-    // ...).  A bad value turns the JIT off and is described in `error`;
-    // returns false then.  Keys not of the JIT are ignored (true).
+    // ...).  A bad value, or a "dpcls-jit..." key that is no setting, turns
+    // the JIT off and is described in `error`; returns false then.  Other
+    // keys are ignored (true).
     bool apply(std::string_view key, std::string_view value, std::string* error);
+
+    // "on, hot after 64 hits, code budget 16777216 bytes, 1000 compiles/s".
+    std::string describe() const;
 };
+bool operator==(const JitConfig& a, const JitConfig& b);
 
 // Limits of the numeric settings.
 inline constexpr uint64_t kMaxCodeBudget = uint64_t{1} << 40;

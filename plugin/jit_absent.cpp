@@ -4,6 +4,8 @@
 // and subtable-lookup-info-get behave the same everywhere; its probe
 // declines every subtable and says why, once, in OVS's log.
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 
 #include "classifier/ovs_bridge.h"
 
@@ -30,3 +32,29 @@ extern "C" void dpcls_subtable_plugin_jit_release(dpcls_subtable*, ovsb_lookup_f
 extern "C" void dpcls_subtable_plugin_jit_set_log(void (*sink)(const char* line)) {
     log_sink.store(sink);
 }
+
+extern "C" void dpcls_subtable_plugin_jit_set_events(void (*)(int, unsigned int)) {}
+
+namespace {
+constexpr char kNotBuilt[] =
+    "jit_avx2: not built (the JIT generates x86-64 code only); its settings do nothing\n";
+char* malloced_not_built() {
+    char* out = static_cast<char*>(std::malloc(sizeof kNotBuilt));
+    if (out) {
+        std::memcpy(out, kNotBuilt, sizeof kNotBuilt);
+    }
+    return out;
+}
+}  // namespace
+
+// dpcls-jit* settings are accepted and ignored; said once when there are any.
+extern "C" int dpcls_subtable_plugin_jit_configure(const char* const[], const char* const[],
+                                                   size_t n, char** message) {
+    static std::atomic<bool> told{false};
+    *message = n && !told.exchange(true) ? malloced_not_built() : nullptr;
+    return 0;
+}
+
+extern "C" char* dpcls_subtable_plugin_jit_show(void) { return malloced_not_built(); }
+extern "C" void dpcls_subtable_plugin_jit_ranking_begin(void) {}
+extern "C" void dpcls_subtable_plugin_jit_ranking_end(void) {}

@@ -1,6 +1,11 @@
 // jit_entries.cpp: the `jit_avx2` entry points ovs-vswitchd calls
 // (patches/0004), in builds with the JIT (x86-64).  They all go to the
 // process engine (jit/engine.hpp).
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
 #include "classifier/layout.hpp"
 #include "jit/engine.hpp"
 
@@ -23,4 +28,56 @@ extern "C" void dpcls_subtable_plugin_jit_release(dpcls_subtable* subtable,
 // writer).
 extern "C" void dpcls_subtable_plugin_jit_set_log(void (*sink)(const char* line)) {
     ovscls::jit::process_engine().set_log(sink);
+}
+
+// Events for OVS's coverage counters: 0 compile, 1 decline, 2 tier-up.
+extern "C" void dpcls_subtable_plugin_jit_set_events(void (*event)(int kind, unsigned int n)) {
+    if (!event) {
+        ovscls::jit::process_engine().set_events(nullptr);
+        return;
+    }
+    ovscls::jit::process_engine().set_events(
+        [event](ovscls::jit::JitEvent what, uint32_t n) { event(static_cast<int>(what), n); });
+}
+
+namespace {
+char* malloced(const std::string& text) {
+    char* out = static_cast<char*>(std::malloc(text.size() + 1));
+    if (out) {
+        std::memcpy(out, text.c_str(), text.size() + 1);
+    }
+    return out;
+}
+}  // namespace
+
+// other_config's dpcls-jit* keys, all of them each time (a key that is gone
+// goes back to its default).  Returns 0, or EINVAL when a value is bad (the
+// JIT is then off).  *message: what to log (malloc'ed; free() it), or null
+// when the settings did not change.
+extern "C" int dpcls_subtable_plugin_jit_configure(const char* const keys[],
+                                                   const char* const values[], size_t n,
+                                                   char** message) {
+    ovscls::jit::Engine& engine = ovscls::jit::process_engine();
+    bool changed = false;
+    const std::string errors = engine.configure_from(keys, values, n, &changed);
+    *message = nullptr;
+    if (changed || !errors.empty()) {
+        *message =
+            malloced(errors.empty() ? "jit_avx2 settings: " + engine.config().describe() : errors);
+    }
+    return errors.empty() ? 0 : EINVAL;
+}
+
+// dpif-netdev/jit-show's text (malloc'ed; free() it).
+extern "C" char* dpcls_subtable_plugin_jit_show(void) {
+    return malloced(ovscls::jit::process_engine().info());
+}
+
+// Bracket one dpcls_sort_subtable_vector() call on the calling PMD thread.
+extern "C" void dpcls_subtable_plugin_jit_ranking_begin(void) {
+    ovscls::jit::process_engine().ranking_begin();
+}
+
+extern "C" void dpcls_subtable_plugin_jit_ranking_end(void) {
+    ovscls::jit::process_engine().ranking_end();
 }

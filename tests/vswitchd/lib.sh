@@ -49,3 +49,13 @@ expect_tx() {
     echo "p2 tx $(tx p2) (want $1), p4 tx $(tx p4) (want $2)"
     return 1
 }
+# expect_p2 N: waits for p2's tx counter to reach N (as expect_tx).
+expect_p2() {
+    local i
+    for ((i = 0; i < ${expect_tx_seconds:-5} * 10; i++)); do
+        [ "$(tx p2)" -eq "$1" ] && return 0
+        sleep 0.1
+    done
+    echo "p2 tx $(tx p2) (want $1)"
+    return 1
+}

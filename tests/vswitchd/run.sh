@@ -8,8 +8,11 @@
 #      (tests 1041-1079 of 3.1.0) and the "ofproto-dpif megaflow" tests
 #      (1154, 1269-1296), with OVS's RECHECK=yes, printing the summary lines
 #      of the first pass and of any recheck;
-#   3. runs vswitchd_test.sh against the plugin-default build.
-# Prints "N passed, N failed" over the three suites' results.
+#   3. runs vswitchd_test.sh (two PMD threads, tiering, the JIT's other_config
+#      and jit-show, prio-set under traffic) and flood_test.sh (a 2500-mask
+#      megaflow flood with legitimate traffic flowing) against the
+#      plugin-default build.
+# Prints "N passed, N failed" over the four suites' results.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 suites="1041-1079 1154 1269-1296"
@@ -45,12 +48,14 @@ for config in plugin-default autovalidator; do
     fi
 done
 
-echo "=== project tests of the patched ovs-vswitchd"
 prefix=${prefixes[plugin-default]:-}
-if [ -n "$prefix" ] && tests/vswitchd/vswitchd_test.sh "$prefix"; then
-    passed=$((passed + 1))
-else
-    failed=$((failed + 1))
-fi
+for test in vswitchd_test flood_test; do
+    echo "=== project tests of the patched ovs-vswitchd: $test"
+    if [ -n "$prefix" ] && tests/vswitchd/$test.sh "$prefix"; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+    fi
+done
 echo "vswitchd suites: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

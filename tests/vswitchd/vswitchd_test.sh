@@ -4,14 +4,19 @@
 #   tests/vswitchd/vswitchd_test.sh OVS_PREFIX
 #
 # OVS_PREFIX is a patches/build-ovs.sh --plugin-default install.  Starts a
-# private ovsdb-server and ovs-vswitchd (netdev-dummy ports: two polled by a
-# PMD thread, one by the main thread), adds OpenFlow rules that create
-# megaflows of several masks, injects packets with netdev-dummy/receive and
-# checks where they went; then switches lookup implementations with
-# subtable-lookup-prio-set while packets keep flowing and checks the
-# forwarding, subtable-lookup-info-get and subtable-show again; and feeds
-# prio-set bad input.  OVS's own testsuite never sends traffic after a
-# prio-set.  Prints "N passed, N failed"; exits non-zero on any failure.
+# private ovsdb-server and ovs-vswitchd with two PMD threads (netdev-dummy
+# ports: p1 with two rx queues, one on each PMD thread, p2 on a PMD thread,
+# p3 and p4 on the main thread), adds OpenFlow rules that create megaflows
+# of several masks, injects packets into both of p1's queues with
+# netdev-dummy/receive and checks where they went; lets the subtables of
+# both PMD threads tier up to jit_avx2 code they share; switches the JIT
+# off, on and to a bad value through other_config while packets flow;
+# checks dpif-netdev/jit-show and the coverage counters; switches lookup
+# implementations with subtable-lookup-prio-set while packets keep flowing
+# and checks the forwarding, subtable-lookup-info-get and subtable-show
+# again; and feeds prio-set and subtable-show bad input.  OVS's own
+# testsuite never sends traffic after a prio-set.  Prints "N passed, N
+# failed"; exits non-zero on any failure.
 #
 # What to expect of the CPU-dependent lookups (avx512_gather, jit_avx2) is
 # decided from the CPU ovs-vswitchd runs on, as tests/cpu_has.c reads it,
@@ -52,15 +57,18 @@ echo "# CPU${emulator:+ (under $emulator)}:$cpu"
 
 # ---- start ----
 start_ovsdb
-# The JIT compiles a subtable after 2 hits in a ranking interval (64 by
-# default), so that a few injected packets make subtables hot.
+# Two PMD threads (cores 1 and 2 of three dummy cores), rx queues spread
+# round-robin.  The JIT compiles a subtable after 2 hits in a ranking
+# interval (64 by default), so that a few injected packets make subtables
+# hot: set the OVS way, in other_config.
+ovs-vsctl --no-wait set Open_vSwitch . other_config:pmd-cpu-mask=0x6 \
+    other_config:pmd-rxq-assign=roundrobin other_config:dpcls-jit-hot-hits=2
 # shellcheck disable=SC2086 # the emulator is a command with its arguments
-OVSCLS_JIT_HOT_HITS=2 $emulator \
-    "$prefix/sbin/ovs-vswitchd" --enable-dummy --disable-system --disable-system-route --dummy-numa 0,0 \
-    --detach --no-chdir --pidfile --log-file 2>"$work/ovs-vswitchd.stderr"
+$emulator "$prefix/sbin/ovs-vswitchd" --enable-dummy --disable-system --disable-system-route \
+    --dummy-numa 0,0,0 --detach --no-chdir --pidfile --log-file 2>"$work/ovs-vswitchd.stderr"
 ovs-vsctl add-br br0 -- set bridge br0 datapath-type=dummy fail-mode=secure \
     other-config:hwaddr=aa:55:aa:55:00:00 \
-    -- add-port br0 p1 -- set interface p1 type=dummy-pmd ofport_request=1 \
+    -- add-port br0 p1 -- set interface p1 type=dummy-pmd ofport_request=1 options:n_rxq=2 \
     -- add-port br0 p2 -- set interface p2 type=dummy-pmd ofport_request=2 \
     -- add-port br0 p3 -- set interface p3 type=dummy ofport_request=3 \
     -- add-port br0 p4 -- set interface p4 type=dummy ofport_request=4
@@ -83,19 +91,43 @@ pkt_5tuple='in_port(1),eth(src=52:54:00:00:00:01,dst=52:54:00:00:00:02),eth_type
 pkt_miss='in_port(1),eth(src=52:54:00:00:00:01,dst=52:54:00:00:00:02),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.3.3.3,proto=17,tos=0,ttl=64,frag=no),udp(src=999,dst=4000)'
 pkt_p3='in_port(3),eth(src=52:54:00:00:00:09,dst=52:54:00:00:00:02),eth_type(0x0806),arp(sip=10.0.0.9,tip=10.0.0.2,op=1,sha=52:54:00:00:00:09,tha=00:00:00:00:00:00)'
 
-# send ROUNDS: each round one packet of each kind; expected per round:
-# p2 += 3 (udp53, net1, p3), p4 += 2 (net2, 5-tuple).
+# send ROUNDS: each round one packet of each kind into each of p1's two rx
+# queues (so into both PMD threads) and one into p3; expected per round:
+# p2 += 5 (udp53 and net1 twice, p3), p4 += 4 (net2 and 5-tuple twice).
 send() {
+    local qid
     for ((r = 0; r < $1; r++)); do
-        ovs-appctl netdev-dummy/receive p1 "$pkt_udp53" "$pkt_net1" "$pkt_net2" \
-            "$pkt_5tuple" "$pkt_miss" >/dev/null
+        for qid in 0 1; do
+            ovs-appctl netdev-dummy/receive p1 --qid $qid "$pkt_udp53" "$pkt_net1" "$pkt_net2" \
+                "$pkt_5tuple" "$pkt_miss" >/dev/null
+        done
         ovs-appctl netdev-dummy/receive p3 "$pkt_p3" >/dev/null
     done
 }
+p2=0
+p4=0
+sent() {  # sent ROUNDS: counts ROUNDS more rounds into p2 and p4
+    p2=$((p2 + 5 * $1))
+    p4=$((p4 + 4 * $1))
+}
+# The PMD threads' sections of subtable-show, one line each: "core_id N: L"
+# where L are the lookups its subtables use.
+pmd_lookups() {
+    awk '/^pmd thread/ { core = $NF; sub(":", "", core) }
+         /^main thread/ { core = "" }
+         core != "" && /^    \(/ { match($0, /lookup [a-z0-9_]+/); l[core] = l[core] " " substr($0, RSTART + 7, RLENGTH - 7) }
+         END { for (c in l) print "core_id " c ":" l[c] }' <<<"$(ovs-appctl dpif-netdev/subtable-show --limit 0)"
+}
+
+# ---- two PMD threads, p1's queues on both ----
+rxq=$(ovs-appctl dpif-netdev/pmd-rxq-show)
+cores=$(awk '/^pmd thread/ { core = $NF } /port: p1 +queue-id: +[01] / { print core }' <<<"$rxq" | sort -u | wc -l)
+check "two PMD threads poll p1's two rx queues, one each" test "$cores" -eq 2
 
 # ---- forwarding with the plugin's lookups as defaults ----
 send 10
-check "forwarding, plugin defaults: every packet where its rule sends it" expect_tx 30 20
+sent 10
+check "forwarding, plugin defaults: every packet where its rule sends it" expect_tx $p2 $p4
 
 info=$(ovs-appctl dpif-netdev/subtable-lookup-info-get)
 check "info-get lists jit_avx2 at priority 4" grep -q '  jit_avx2 (Use count: [0-9]*, Priority: 4)' <<<"$info"
@@ -114,32 +146,90 @@ check "subtable-show summarizes fingerprints" grep -Eq '^  \([0-9]+,[0-9]+\): hi
 check "rules of several masks made at least three subtables" \
     test "$(grep -cE '^    \(' <<<"$show")" -ge 3
 
-# ---- tiering: a hot subtable moves to JIT code at a ranking interval ----
+# ---- tiering: hot subtables of both PMD threads move to JIT code ----
 # Each thread ranks its subtables about once a second; each round of `send`
-# hits every p1 subtable once or twice.
-jit_seen=no
+# hits every p1 subtable of both PMD threads once or twice.  Both threads'
+# classifiers hold subtables of the same masks: the code is shared.
+jit_on_both() { [ "$(pmd_lookups | grep -c 'jit_avx2')" -eq 2 ]; }
 rounds=0
-while [ "$rounds" -lt 30 ]; do
+until jit_on_both || [ "$rounds" -ge 30 ]; do
     send 1
+    sent 1
     rounds=$((rounds + 1))
-    if ovs-appctl dpif-netdev/subtable-show | grep -q 'lookup jit_avx2'; then
-        jit_seen=yes
-        break
-    fi
     sleep 0.2
 done
+jit_show=$(ovs-appctl dpif-netdev/jit-show)
 if [ -z "$jit_lacks" ]; then
-    check "a hot subtable moves to jit_avx2 at a ranking interval (CPU has what jit_avx2 needs)" \
-        test "$jit_seen" = yes
+    check "hot subtables of both PMD threads move to jit_avx2 (CPU has what jit_avx2 needs)" jit_on_both
+    # Tier 2 (a fast path for the packets' map) comes a ranking or two later.
+    until grep -q 'tier-ups [1-9]' <<<"$jit_show" || [ "$rounds" -ge 60 ]; do
+        send 1
+        sent 1
+        rounds=$((rounds + 1))
+        sleep 0.2
+        jit_show=$(ovs-appctl dpif-netdev/jit-show)
+    done
+    on_jit=$(ovs-appctl dpif-netdev/subtable-show --limit 0 | grep -c 'lookup jit_avx2')
+    lookups=$(sed -n 's/.*, lookups \([0-9]*\) (.*/\1/p' <<<"$jit_show")
+    check "the PMD threads' subtables share code ($on_jit subtables on jit_avx2, $lookups lookups)" \
+        test "$lookups" -lt "$on_jit"
+    check "subtables tier up to a fast path (jit-show counts tier-ups)" grep -q 'tier-ups [1-9]' <<<"$jit_show"
+    check "jit-show: enabled, with the other_config hot-hits" \
+        bash -c 'grep -q "^jit_avx2: enabled" <<<"$1" && grep -q "hot after 2 hits" <<<"$1"' _ "$jit_show"
+    check "jit-show: no compile ran on a PMD thread (a count, not a time)" \
+        grep -q 'not on the compiler thread: 0)' <<<"$jit_show"
+    check "jit-show: compile and ranking-call times" \
+        grep -Eq 'compile time median [0-9.]+ us, max [0-9.]+ us; ranking call median' <<<"$jit_show"
+    check "coverage/show counts the JIT's compiles" \
+        grep -Eq '^dpcls_jit_compile .*total: [1-9]' <<<"$(ovs-appctl coverage/show)"
 else
-    check "no subtable moves to jit_avx2 (CPU lacks $jit_lacks: it declines)" test "$jit_seen" = no
+    check "no subtable moves to jit_avx2 (CPU lacks $jit_lacks: it declines)" \
+        bash -c '! ovs-appctl dpif-netdev/subtable-show --limit 0 | grep -q "lookup jit_avx2"'
     check "the log says why jit_avx2 declines (CPU lacks $jit_lacks)" \
         grep -q "jit_avx2 declines (cpu): the CPU lacks" "$work/ovs-vswitchd.log"
+    check "jit-show says why jit_avx2 is unavailable (CPU lacks $jit_lacks)" \
+        grep -q "^jit_avx2: unavailable (the CPU lacks" <<<"$jit_show"
 fi
-p2=$((30 + 3 * rounds))
-p4=$((20 + 2 * rounds))
+echo "# jit-show after $rounds rounds:"
+sed 's/^/#   /' <<<"$jit_show"
 check "forwarding after the ranking intervals: every packet where its rule sends it" \
     expect_tx $p2 $p4
+
+# ---- the JIT switched through other_config while packets flow ----
+# send_until COND: rounds of traffic (rankings re-probe subtables with hits)
+# until COND holds, for at most 30 rounds.  Counts what it sends, so it
+# must run in this shell (not under `check`, which runs in a subshell).
+send_until() {
+    local i
+    for ((i = 0; i < 30; i++)); do
+        "$@" && return 0
+        send 1
+        sent 1
+        sleep 0.2
+    done
+    "$@"
+}
+no_jit() { ! ovs-appctl dpif-netdev/subtable-show --limit 0 | grep -q 'lookup jit_avx2'; }
+ovs-vsctl set Open_vSwitch . other_config:dpcls-jit=false
+checked() {  # checked NAME COMMAND...: as check, in this shell
+    local name=$1
+    shift
+    if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+checked "other_config:dpcls-jit=false moves every subtable off jit_avx2, live" send_until no_jit
+check "the log says the JIT is off" grep -q 'jit_avx2 settings: OFF' "$work/ovs-vswitchd.log"
+ovs-vsctl set Open_vSwitch . other_config:dpcls-jit=lots
+check "a bad other_config value is a WARN naming the key and the value" \
+    grep -q 'WARN|other_config:dpcls-jit="lots" is not a switch' "$work/ovs-vswitchd.log"
+check "a bad value leaves the JIT off (fail closed)" \
+    grep -q '^jit_avx2: disabled' <<<"$(ovs-appctl dpif-netdev/jit-show)"
+ovs-vsctl remove Open_vSwitch . other_config dpcls-jit
+check "removing the key turns the JIT back on" \
+    grep -q '^jit_avx2: \(enabled\|unavailable\)' <<<"$(ovs-appctl dpif-netdev/jit-show)"
+if [ -z "$jit_lacks" ]; then
+    checked "and hot subtables move back onto jit_avx2" send_until jit_on_both
+fi
+check "forwarding while the JIT was switched: nothing lost, nothing misrouted" expect_tx $p2 $p4
 
 # ---- switching implementations while packets flow ----
 impls=$(sed -n 's/^  \([a-z0-9_]*\) (Use count.*/\1/p' <<<"$info" | grep -v autovalidator)
@@ -160,8 +250,7 @@ for impl in $impls generic specialized; do
     check "prio-set $impl 200 replies with what changed" \
         grep -Eq '^Lookup priority change affected [0-9]+ dpcls ports and [0-9]+ subtables.$' <<<"$reply"
     wait "$sender"
-    p2=$((p2 + 60))
-    p4=$((p4 + 40))
+    sent 20
     check "forwarding while switching to $impl: nothing lost, nothing misrouted" expect_tx $p2 $p4
     show=$(ovs-appctl dpif-netdev/subtable-show)
     used=$(grep -E '^    \(' <<<"$show" | sed -E 's/.* lookup ([a-z0-9_]+),.*/\1/' | sort -u |
@@ -218,8 +307,17 @@ err=$(ovs-appctl dpif-netdev/subtable-show -pmd x 2>&1)
 check "subtable-show with a bad core id says so" grep -q 'invalid pmd core id' <<<"$err"
 err=$(ovs-appctl dpif-netdev/subtable-show nosuchdp 2>&1)
 check "subtable-show with an unknown datapath says so" grep -q 'please specify an existing datapath' <<<"$err"
+err=$(ovs-appctl dpif-netdev/subtable-show -pmd 99 2>&1)
+check "subtable-show -pmd of a core without a PMD thread is refused" \
+    grep -q 'no PMD thread on that core' <<<"$err"
+err=$(ovs-appctl dpif-netdev/subtable-show --limit x 2>&1)
+check "subtable-show with a bad limit says so" grep -q 'invalid limit' <<<"$err"
+show=$(ovs-appctl dpif-netdev/subtable-show --limit 1)
+check "subtable-show --limit 1 prints one subtable and how many it left out" \
+    bash -c '[ "$(grep -cE "^    \(" <<<"$1")" -eq 1 ] && grep -Eq "^\.\.\. [0-9]+ more subtables" <<<"$1"' _ "$show"
 send 5
-check "forwarding after bad input" expect_tx $((p2 + 15)) $((p4 + 10))
+sent 5
+check "forwarding after bad input" expect_tx $p2 $p4
 check "ovs-vswitchd is still running" kill -0 "$(cat "$work/ovs-vswitchd.pid")"
 check "no lookup mismatch or crash in the log" \
     bash -c "! grep -E 'matches_good|EMER|Assertion|ERR\|' '$work/ovs-vswitchd.log'"
