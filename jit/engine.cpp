@@ -259,6 +259,10 @@ void Engine::request(const dpcls_subtable* subtable, SubtableJit& st, const Look
     if (st.pending || st.ready) {
         return;
     }
+    if (st.skip) {  // backing off after a full queue
+        st.skip--;
+        return;
+    }
     if (CompiledLookup* existing = cache_.share(shape)) {
         st.ready = existing;
         return;
@@ -269,10 +273,6 @@ void Engine::request(const dpcls_subtable* subtable, SubtableJit& st, const Look
     }
     if (s.pending_shapes.contains(shape)) {
         return;  // another subtable asked: shared at a later ranking
-    }
-    if (st.skip) {
-        st.skip--;
-        return;
     }
     if (!compiler_->submit({subtable, st.generation, shape})) {
         decline(Decline::kQueueFull, [] {
