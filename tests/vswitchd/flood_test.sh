@@ -26,15 +26,10 @@ set -uo pipefail
 
 prefix=${1:?usage: flood_test.sh OVS_PREFIX [MASKS]}
 masks=${2:-2500}
-prefix=$(cd "$prefix" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-export PATH="$prefix/bin:$prefix/sbin:$PATH"
-work=$(mktemp -d /tmp/vswitchd-flood.XXXXXX)
-export OVS_RUNDIR=$work OVS_LOGDIR=$work OVS_DBDIR=$work OVS_SYSCONFDIR=$work
-export OVS_PKGDATADIR=$prefix/share/openvswitch
 
 source "$here/lib.sh"
-trap cleanup EXIT
+use_ovs_prefix "$prefix" vswitchd-flood
 
 start_ovsdb
 ovs-vsctl --no-wait set Open_vSwitch . other_config:pmd-cpu-mask=0x6 \

@@ -1,6 +1,7 @@
 # Sourced by the ovs-vswitchd test scripts: TAP-style results and the
-# private daemons' lifecycle.  Expects $work (the run directory, also
-# OVS_RUNDIR/LOGDIR/DBDIR) to be set; keeps counts in $passed and $failed.
+# private daemons' lifecycle.  $work is the run directory (also
+# OVS_RUNDIR/LOGDIR/DBDIR; use_ovs_prefix makes one); keeps counts in
+# $passed and $failed.
 passed=0
 failed=0
 ok() { passed=$((passed + 1)); echo "ok - $1"; }
@@ -10,6 +11,19 @@ check() {  # check NAME COMMAND...: passes when the command succeeds
     shift
     local out
     if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$out"; fi
+}
+
+# use_ovs_prefix PREFIX NAME: runs OVS from the install at PREFIX (its bin
+# and sbin first in PATH, $prefix made absolute), in a fresh private run
+# directory $work (/tmp/NAME.XXXXXX) for the daemons' sockets, logs and
+# database, removed at exit unless something failed.
+use_ovs_prefix() {
+    prefix=$(cd "$1" && pwd)
+    export PATH="$prefix/bin:$prefix/sbin:$PATH"
+    work=$(mktemp -d "/tmp/$2.XXXXXX")
+    export OVS_RUNDIR=$work OVS_LOGDIR=$work OVS_DBDIR=$work OVS_SYSCONFDIR=$work
+    export OVS_PKGDATADIR=$prefix/share/openvswitch
+    trap cleanup EXIT
 }
 
 # Stops the daemons; keeps $work when something failed, for its logs.

@@ -26,16 +26,11 @@
 set -uo pipefail
 
 prefix=${1:?usage: vswitchd_test.sh OVS_PREFIX}
-prefix=$(cd "$prefix" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 emulator=${OVS_EMULATOR:-}
-export PATH="$prefix/bin:$prefix/sbin:$PATH"
-work=$(mktemp -d /tmp/vswitchd-test.XXXXXX)
-export OVS_RUNDIR=$work OVS_LOGDIR=$work OVS_DBDIR=$work OVS_SYSCONFDIR=$work
-export OVS_PKGDATADIR=$prefix/share/openvswitch
 
 source "$here/lib.sh"
-trap cleanup EXIT
+use_ovs_prefix "$prefix" vswitchd-test
 
 # ---- the CPU, and what it lets each lookup do ----
 # cpu_has is plain C, built here so that this script needs only the prefix.
