@@ -207,6 +207,7 @@ bool Classifier::lookup(const netdev_flow_key* keys[], size_t cnt, dpcls_rule** 
 
 void Classifier::sort_subtables() {
     std::lock_guard lock(writer_);
+    registry_.ranking(true);
     for (auto& [hash, state] : by_mask_) {
         std::atomic_ref<uint32_t> hits(state.subtable->hit_cnt);
         const uint32_t interval_hits = hits.load(std::memory_order_relaxed);
@@ -219,6 +220,7 @@ void Classifier::sort_subtables() {
         }
     }
     ovsb_pvector_publish(reinterpret_cast<pvector*>(subtables_));
+    registry_.ranking(false);
 }
 
 uint32_t Classifier::reprobe() {

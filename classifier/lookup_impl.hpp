@@ -34,12 +34,18 @@ using ProbeFn = ovsb_lookup_func (*)(void* context, const ProbeContext& ctx);
 // period).
 using ReleaseFn = void (*)(void* context, const dpcls_subtable* subtable, ovsb_lookup_func in_use);
 
+// Told that a ranking call (the sort of a classifier's subtables by hits,
+// with its re-probes) begins or ends on the calling thread, so that an
+// implementation with background work can keep out of its way.
+using RankingFn = void (*)(void* context, bool begins);
+
 struct LookupDescriptor {
-    std::string_view name;  // as prio-set and info output spell it
-    uint32_t priority;      // at start-up, 0-255
-    ProbeFn probe;          // required
-    ReleaseFn release;      // optional: for implementations holding resources
-    void* context;          // passed to probe and release
+    std::string_view name;        // as prio-set and info output spell it
+    uint32_t priority;            // at start-up, 0-255
+    ProbeFn probe;                // required
+    ReleaseFn release;            // optional: for implementations holding resources
+    void* context;                // passed to probe, release and ranking
+    RankingFn ranking = nullptr;  // optional
 };
 
 }  // namespace ovscls

@@ -29,6 +29,7 @@ Status LookupRegistry::add(const LookupDescriptor& d) {
     impl->priority.store(priority, std::memory_order_relaxed);
     impl->probe_fn = d.probe;
     impl->release_fn = d.release;
+    impl->ranking_fn = d.ranking;
     impl->context = d.context;
     impls_[n] = std::move(impl);
     count_.store(n + 1, std::memory_order_release);
@@ -58,6 +59,15 @@ void LookupRegistry::release(const dpcls_subtable* subtable, ovsb_lookup_func in
     for (size_t i = 0; i < n; i++) {
         if (impls_[i]->release_fn) {
             impls_[i]->release_fn(impls_[i]->context, subtable, in_use);
+        }
+    }
+}
+
+void LookupRegistry::ranking(bool begins) const {
+    const size_t n = size();
+    for (size_t i = 0; i < n; i++) {
+        if (impls_[i]->ranking_fn) {
+            impls_[i]->ranking_fn(impls_[i]->context, begins);
         }
     }
 }

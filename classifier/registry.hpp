@@ -3,7 +3,7 @@
 // registry knows no implementation; a composition root adds descriptors
 // (lookup_impl.hpp), e.g. standalone/builtin_lookups.cpp.
 //
-// - An entry is {name, priority 0-255, probe, release, context}.  For a
+// - An entry is {name, priority 0-255, probe, release, context, ranking}.  For a
 //   subtable, the best implementation is the one with the highest priority
 //   whose probe accepts the subtable; on equal priorities the earlier entry
 //   wins (OVS: "strictly greater").
@@ -45,6 +45,7 @@ struct LookupImpl {
     std::atomic<uint32_t> priority;
     ProbeFn probe_fn;
     ReleaseFn release_fn = nullptr;
+    RankingFn ranking_fn = nullptr;
     void* context = nullptr;
     std::atomic<int32_t> use_count{0};  // subtables currently using it
 
@@ -77,6 +78,9 @@ class LookupRegistry {
     // Tells every entry's release hook that `in_use` (null: none, the
     // subtable is going away) is what readers of `subtable` now call.
     void release(const dpcls_subtable* subtable, ovsb_lookup_func in_use) const;
+    // Tells every entry's ranking hook that a ranking call begins or ends
+    // on the calling thread.
+    void ranking(bool begins) const;
 
     struct Choice {
         ovsb_lookup_func fn = nullptr;

@@ -21,6 +21,7 @@ CompilerThread::~CompilerThread() {
         std::lock_guard lock(mutex_);
         stop_ = true;
         queue_.clear();
+        waiting_.store(0, std::memory_order_relaxed);
         thread = thread_;
     }
     wake_.notify_all();
@@ -38,6 +39,7 @@ bool CompilerThread::submit(const CompileRequest& request) {
         thread_ = ovsb_thread_create("ovscls_jit", main, this);
     }
     queue_.push_back(request);
+    waiting_.store(queue_.size(), std::memory_order_relaxed);
     lock.unlock();
     wake_.notify_one();
     return true;
@@ -46,6 +48,7 @@ bool CompilerThread::submit(const CompileRequest& request) {
 void CompilerThread::cancel(const dpcls_subtable* subtable) {
     std::lock_guard lock(mutex_);
     std::erase_if(queue_, [&](const CompileRequest& r) { return r.subtable == subtable; });
+    waiting_.store(queue_.size(), std::memory_order_relaxed);
     if (queue_.empty() && !busy_) {
         idle_.notify_all();
     }
@@ -76,6 +79,7 @@ void CompilerThread::run() {
         }
         const CompileRequest request = queue_.front();
         queue_.pop_front();
+        waiting_.store(queue_.size(), std::memory_order_relaxed);
         busy_ = true;
         lock.unlock();
         work_(request);

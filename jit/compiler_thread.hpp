@@ -17,6 +17,7 @@
 // detach.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -54,6 +55,9 @@ class CompilerThread {
     // Returns once nothing is queued or being compiled (tests, benchmarks).
     void drain();
     size_t queued() const;
+    // Whether submit() would refuse for want of room, without the queue's
+    // mutex: a ranking in a flood asks this for thousands of subtables.
+    bool full() const { return waiting_.load(std::memory_order_relaxed) >= capacity_; }
 
   private:
     static void main(void* self);
@@ -65,6 +69,7 @@ class CompilerThread {
     std::condition_variable wake_;  // a request or stop
     std::condition_variable idle_;  // the queue ran empty
     std::deque<CompileRequest> queue_;
+    std::atomic<size_t> waiting_{0};  // queue_.size(), for full()
     bool busy_ = false;
     bool stop_ = false;
     ovsb_thread* thread_ = nullptr;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -58,7 +59,8 @@ struct Engine::State {
     std::atomic<bool> logged[static_cast<int>(Decline::kCount)] = {};
     std::vector<uint64_t> ranking_ns;  // ring of the last kCompileTimes
     size_t ranking_ns_next = 0;
-    uint64_t rankings = 0, ranking_ns_max = 0;
+    int64_t ranking_hold_max_ns = 0;  // EngineOptions::ranking_hold_max
+    uint64_t rankings = 0, ranking_ns_max = 0, ranking_ns_total = 0, ranking_ns_last = 0;
     std::mutex log_mutex;
     std::function<void(const char*)> log;
     std::function<void(JitEvent, uint32_t)> events;  // guarded by log_mutex
@@ -108,6 +110,8 @@ Engine::Engine(EngineOptions options) : state_(std::make_unique<State>()) {
     state_->config = options.config;
     state_->log = options.log ? std::move(options.log) : stderr_log;
     state_->hidden = options.hide_cpu_feature;
+    state_->ranking_hold_max_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(options.ranking_hold_max).count();
     compiler_ = std::make_unique<CompilerThread>(kMaxQueued,
                                                  [this](const CompileRequest& r) { compile(r); });
 }
@@ -154,7 +158,13 @@ void Engine::event(JitEvent what, uint32_t n) const {
 }
 
 namespace {
-thread_local int64_t t_ranking_start = -1;
+// The ranking open on this thread, if any: one at a time per thread (a PMD
+// thread ranks its classifiers one after another), for one engine.
+struct OpenRanking {
+    const Engine* engine = nullptr;
+    int64_t start_ns = -1;
+};
+thread_local OpenRanking t_ranking;
 
 int64_t steady_ns() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -174,19 +184,28 @@ uint64_t median(std::vector<uint64_t> values) {
 }
 }  // namespace
 
-void Engine::ranking_begin() { t_ranking_start = steady_ns(); }
+void Engine::ranking_begin() {
+    if (t_ranking.engine) {
+        return;  // one is open on this thread already: counted once
+    }
+    t_ranking = {this, steady_ns()};
+    rankings_active_.fetch_add(1, std::memory_order_relaxed);
+}
 
 void Engine::ranking_end() {
-    if (t_ranking_start < 0) {
+    if (t_ranking.engine != this) {
         return;
     }
-    const auto ns = static_cast<uint64_t>(steady_ns() - t_ranking_start);
-    t_ranking_start = -1;
+    rankings_active_.fetch_sub(1, std::memory_order_relaxed);
+    const auto ns = static_cast<uint64_t>(steady_ns() - t_ranking.start_ns);
+    t_ranking = {};
     State& s = *state_;
     std::lock_guard lock(s.mutex);
     ring_push(s.ranking_ns, s.ranking_ns_next, ns);
     s.rankings++;
     s.ranking_ns_max = std::max(s.ranking_ns_max, ns);
+    s.ranking_ns_total += ns;
+    s.ranking_ns_last = ns;
 }
 
 // Counts a decline; the first of each reason is logged, with `detail()`
@@ -274,7 +293,7 @@ void Engine::request(const dpcls_subtable* subtable, SubtableJit& st, const Look
     if (s.pending_shapes.contains(shape)) {
         return;  // another subtable asked: shared at a later ranking
     }
-    if (!compiler_->submit({subtable, st.generation, shape})) {
+    if (compiler_->full() || !compiler_->submit({subtable, st.generation, shape})) {
         decline(Decline::kQueueFull, [] {
             return std::to_string(kMaxQueued) +
                    " compile requests are waiting for the compiler thread";
@@ -312,7 +331,23 @@ void Engine::decline_for(const CodeCache::Result& result) {
 }
 
 // On the compiler thread, with no lock held while compiling.
+// Holds the compiler thread back while a PMD thread ranks.  A ranking
+// call is the one moment a PMD stops forwarding for the JIT's sake, and it
+// is memory-bound (OVS's pvector walk); a compile beside it, on a core that
+// shares caches or an SMT sibling, made it up to 1.8x slower in jit_flood.
+// The wait is bounded (EngineOptions::ranking_hold_max), so that a ranking
+// that never ends (a bug) delays compiles but never stops them.
+void Engine::wait_for_rankings() const {
+    constexpr auto kPoll = std::chrono::microseconds(50);
+    const int64_t start = steady_ns();
+    while (rankings_active_.load(std::memory_order_relaxed) > 0 &&
+           steady_ns() - start < state_->ranking_hold_max_ns) {
+        std::this_thread::sleep_for(kPoll);
+    }
+}
+
 void Engine::compile(const CompileRequest& r) {
+    wait_for_rankings();
     CacheOptions options;
     {
         std::lock_guard lock(state_->mutex);
@@ -473,6 +508,14 @@ ovsb_lookup_func Engine::probe(const ProbeContext& ctx) {
     if (!usable(ctx.u0, ctx.u1)) {
         return nullptr;
     }
+    // A cold subtable the engine knows nothing of stays at tier 0 without
+    // an entry: in a mask flood most subtables are cold, and each ranking
+    // re-probes every one that had a hit, so their probes must stay a
+    // lookup in a table that holds only the hot ones (a p2p flood of 2500
+    // cold masks spent ~0.5 us per probe on a table of all of them).
+    if (ctx.hits < s.config.hot_hits && !s.subtables.contains(ctx.subtable)) {
+        return nullptr;
+    }
     SubtableJit& st = entry(ctx.subtable);
     if (!st.current) {
         if (ctx.hits >= s.config.hot_hits) {
@@ -611,6 +654,8 @@ JitStats Engine::stats() const {
     out.rankings = s.rankings;
     out.ranking_ns_median = median(s.ranking_ns);
     out.ranking_ns_max = s.ranking_ns_max;
+    out.ranking_ns_total = s.ranking_ns_total;
+    out.ranking_ns_last = s.ranking_ns_last;
     return out;
 }
 
@@ -639,13 +684,14 @@ std::string Engine::info() const {
            num(st.pending) + ", installs " + num(st.installs) + ", tier-ups " + num(st.tier_ups) +
            " (refused by the per-map limit " + num(st.tier_ups_limited) + ", no profile slot " +
            num(st.no_profile_slot) + "), cancelled " + num(st.cancelled) + "\n";
-    char times[256];
+    char times[320];
     std::snprintf(times, sizeof times,
                   "  compile time median %.1f us, max %.1f us; ranking call median %.1f us, "
-                  "max %.1f us (%llu calls)\n",
+                  "max %.1f us (%llu calls, %.1f us in all, last %.1f us)\n",
                   st.compile_ns_median / 1e3, st.cache.compile_ns_max / 1e3,
                   st.ranking_ns_median / 1e3, st.ranking_ns_max / 1e3,
-                  (unsigned long long)st.rankings);
+                  (unsigned long long)st.rankings, st.ranking_ns_total / 1e3,
+                  st.ranking_ns_last / 1e3);
     out += times;
     out += "  declines:";
     for (int i = 0; i < static_cast<int>(Decline::kCount); i++) {
@@ -656,12 +702,17 @@ std::string Engine::info() const {
 
 LookupDescriptor Engine::descriptor() {
     return {
-        "jit_avx2", 3,
+        "jit_avx2",
+        3,
         [](void* self, const ProbeContext& ctx) { return static_cast<Engine*>(self)->probe(ctx); },
         [](void* self, const dpcls_subtable* subtable, ovsb_lookup_func in_use) {
             static_cast<Engine*>(self)->release(subtable, in_use);
         },
-        this};
+        this,
+        [](void* self, bool begins) {
+            auto* engine = static_cast<Engine*>(self);
+            begins ? engine->ranking_begin() : engine->ranking_end();
+        }};
 }
 
 const char* decline_name(Decline why) {

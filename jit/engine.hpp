@@ -30,6 +30,8 @@
 // full; no memory for code; the generator failed.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -87,11 +89,14 @@ struct JitStats {
     uint64_t no_profile_slot = 0;    // probes of a subtable whose profile set was full
     uint64_t tier_ups_limited = 0;   // tier-ups refused by kMaxFastPathsPerMap
     uint64_t compile_ns_median = 0;  // of the last kCompileTimes compiles
-    // Ranking calls (ranking_begin()/ranking_end()): how many, and the
-    // median and max of the last 1024 calls' wall time.
+    // Ranking calls (ranking_begin()/ranking_end()): how many, the median
+    // wall time of the last 1024, the max and the sum since the start, and
+    // the last call's (so that a reader who samples can time one interval).
     uint64_t rankings = 0;
     uint64_t ranking_ns_median = 0;
     uint64_t ranking_ns_max = 0;
+    uint64_t ranking_ns_total = 0;
+    uint64_t ranking_ns_last = 0;
 };
 
 struct EngineOptions {
@@ -100,6 +105,9 @@ struct EngineOptions {
     std::function<void(const char* line)> log;
     // Decline as if the CPU lacked this feature (tests of the decline path).
     std::optional<CpuFeature> hide_cpu_feature;
+    // How long the compiler thread waits, at most, before each compile while
+    // some thread is inside a ranking call (ranking_begin()).
+    std::chrono::nanoseconds ranking_hold_max = std::chrono::milliseconds(20);
 };
 
 class Engine {
@@ -147,7 +155,9 @@ class Engine {
     void set_events(std::function<void(JitEvent event, uint32_t n)> events);
 
     // Brackets one ranking call on the calling thread (OVS's
-    // dpcls_sort_subtable_vector()): its wall time goes into the stats.
+    // dpcls_sort_subtable_vector()): its wall time goes into the stats, and
+    // the compiler thread waits (up to EngineOptions::ranking_hold_max)
+    // while any thread ranks.  One ranking at a time per thread.
     void ranking_begin();
     void ranking_end();
 
@@ -180,8 +190,11 @@ class Engine {
     void release_all(SubtableJit& st);
     SubtableJit& entry(const dpcls_subtable* subtable);
 
+    void wait_for_rankings() const;
+
     CodeCache cache_;
     std::unique_ptr<State> state_;
+    std::atomic<int> rankings_active_{0};       // threads between ranking_begin() and _end()
     std::unique_ptr<CompilerThread> compiler_;  // after state_: stopped first
 };
 

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "classifier/classifier.hpp"
 #include "classifier/miniflow.hpp"
@@ -432,6 +433,70 @@ TEST_F(JitCodeTest, SubtableDestroyedBeforeItsCodeIsReadyCancelsCleanly) {
     engine().release(other.subtable, nullptr);
     EXPECT_TRUE(mapped_code_drops_to(engine(), before.mapped_bytes));
     EXPECT_EQ(engine().stats().cache.live, before.live);
+}
+
+// A cold subtable the engine has never been asked for stays at tier 0
+// without an entry (a flood of cold masks must not grow the engine's table,
+// which every ranking's probes search); a hot one gets an entry and a
+// request.
+TEST_F(JitCodeTest, ColdSubtablesLeaveNoTrace) {
+    const uint32_t hot = engine().config().hot_hits;
+    ASSERT_GT(hot, 0u);
+    Gen g(41);
+    std::vector<std::unique_ptr<RandomSubtable>> subtables;
+    for (int i = 0; i < 20; i++) {
+        subtables.push_back(std::make_unique<RandomSubtable>(g, 1 + g.below(6), g.below(3), 2));
+        const Subtable& v = *view(subtables.back()->subtable);
+        EXPECT_EQ(engine().probe({v.u0_bits, v.u1_bits, subtables.back()->subtable, hot - 1}),
+                  nullptr);
+    }
+    EXPECT_EQ(engine().stats().subtables, 0u);
+    EXPECT_EQ(engine().stats().requests, 0u);
+    const Subtable& v = *view(subtables[0]->subtable);
+    EXPECT_EQ(engine().probe({v.u0_bits, v.u1_bits, subtables[0]->subtable, hot}), nullptr);
+    EXPECT_EQ(engine().stats().subtables, 1u);
+    EXPECT_EQ(engine().stats().requests, 1u);
+    engine().drain();
+    for (auto& st : subtables) {
+        engine().release(st->subtable, nullptr);
+    }
+    EXPECT_EQ(engine().stats().subtables, 0u);
+}
+
+// While a thread is inside a ranking call the compiler thread does not
+// compile (a compile beside the ranking slows the PMD's one stall), and once
+// the ranking ends it does; with a short hold the compile goes ahead even
+// though the ranking never ends.  Counts, not times: the long hold is an
+// hour, so the first check cannot pass by the clock.
+TEST_F(JitCodeTest, CompilerKeepsOutOfRankingCalls) {
+    for (const bool ranking_ends : {true, false}) {
+        SCOPED_TRACE(ranking_ends ? "hold of an hour, ranking ends" : "hold of 1 ms, ranking open");
+        jit::EngineOptions options;
+        options.log = [](const char* line) { log().push_back(line); };
+        options.ranking_hold_max = ranking_ends
+                                       ? std::chrono::nanoseconds(std::chrono::hours(1))
+                                       : std::chrono::nanoseconds(std::chrono::milliseconds(1));
+        jit::Engine engine(options);
+        Gen g(43);
+        RandomSubtable st(g, 3, 1, 2);
+        const Subtable& v = *view(st.subtable);
+        engine.ranking_begin();
+        EXPECT_EQ(engine.probe({v.u0_bits, v.u1_bits, st.subtable, UINT32_MAX}), nullptr);
+        if (ranking_ends) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            EXPECT_EQ(engine.stats().cache.compiles, 0u) << "compiled during a ranking";
+            EXPECT_EQ(engine.stats().pending, 1u);
+            engine.ranking_end();
+        }
+        engine.drain();  // with the ranking still open when !ranking_ends
+        EXPECT_EQ(engine.stats().cache.compiles, 1u);
+        if (!ranking_ends) {
+            engine.ranking_end();
+        }
+        EXPECT_EQ(engine.stats().rankings, 1u);
+        EXPECT_NE(engine.probe({v.u0_bits, v.u1_bits, st.subtable, UINT32_MAX}), nullptr);
+        engine.release(st.subtable, nullptr);
+    }
 }
 
 // Every decline leaves the subtable to the next implementation, which
