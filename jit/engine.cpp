@@ -3,6 +3,7 @@
 #include <xbyak/xbyak_util.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <chrono>
@@ -42,10 +43,50 @@ constexpr uint32_t kMaxBackoff = 32;
 // Compile times kept for the median jit-show reports.
 constexpr size_t kCompileTimes = 1024;
 
+// Which subtables may have an entry, readable without the engine's mutex: a
+// counter per hash of the subtable's address, changed under the mutex when
+// an entry comes or goes.  0 means surely none; a counter that reached 255
+// stays there (maybe, for good).  A ranking in a mask flood re-probes
+// thousands of cold subtables; this lets their probes and releases skip the
+// mutex (perf/p2p's flood: 2500 cold masks, two mutex holds each per
+// ranking otherwise).
+class KnownSubtables {
+  public:
+    bool maybe(const dpcls_subtable* subtable) const {
+        return counts_[slot(subtable)].load(std::memory_order_relaxed) != 0;
+    }
+    void add(const dpcls_subtable* subtable) {
+        std::atomic<uint8_t>& n = counts_[slot(subtable)];
+        const uint8_t v = n.load(std::memory_order_relaxed);
+        n.store(v == kSticky ? v : v + 1, std::memory_order_relaxed);
+    }
+    void remove(const dpcls_subtable* subtable) {
+        std::atomic<uint8_t>& n = counts_[slot(subtable)];
+        const uint8_t v = n.load(std::memory_order_relaxed);
+        n.store(v == kSticky || v == 0 ? v : v - 1, std::memory_order_relaxed);
+    }
+    void clear() {
+        for (auto& n : counts_) {
+            n.store(0, std::memory_order_relaxed);
+        }
+    }
+
+  private:
+    static constexpr size_t kSlots = 4096;
+    static constexpr uint8_t kSticky = 255;
+    static size_t slot(const dpcls_subtable* subtable) {
+        const auto a = reinterpret_cast<uintptr_t>(subtable);
+        return (a >> 6) * 0x9E3779B97F4A7C15ull >> 52;  // top 12 bits: 4096 slots
+    }
+    std::array<std::atomic<uint8_t>, kSlots> counts_{};
+};
+
 struct Engine::State {
     mutable std::mutex mutex;  // guards all but the atomics; never held across a compile
     JitConfig config;
+    std::atomic<uint32_t> hot_hits{0};  // config.hot_hits, for the lock-free cold check
     std::unordered_map<const dpcls_subtable*, SubtableJit> subtables;
+    KnownSubtables known;                  // over `subtables`' keys
     std::vector<CompiledLookup*> orphans;  // finished for a subtable that is gone
     // Shapes queued or compiling: another subtable asking for one waits for
     // it (and shares it) instead of queueing it again.
@@ -108,6 +149,7 @@ uint64_t relaxed(const uint64_t& word) {
 
 Engine::Engine(EngineOptions options) : state_(std::make_unique<State>()) {
     state_->config = options.config;
+    state_->hot_hits.store(options.config.hot_hits, std::memory_order_relaxed);
     state_->log = options.log ? std::move(options.log) : stderr_log;
     state_->hidden = options.hide_cpu_feature;
     state_->ranking_hold_max_ns =
@@ -124,6 +166,7 @@ Engine::~Engine() {
             release_all(st);
         }
         state_->subtables.clear();
+        state_->known.clear();
         for (CompiledLookup* orphan : state_->orphans) {
             cache_.release(orphan);
         }
@@ -252,10 +295,19 @@ bool Engine::usable(uint32_t u0, uint32_t u1) {
 
 // The subtable's JIT state, created when missing.  A stale entry (a freed
 // subtable's address reused by one with another mask) is dropped first.
-Engine::SubtableJit& Engine::entry(const dpcls_subtable* subtable) {
+Engine::SubtableJit* Engine::entry(const dpcls_subtable* subtable, bool create) {
     State& s = *state_;
+    auto it = s.subtables.find(subtable);
+    if (it == s.subtables.end() && !create) {
+        return nullptr;
+    }
+    bool fresh = false;
+    if (it == s.subtables.end()) {
+        it = s.subtables.try_emplace(subtable).first;
+        s.known.add(subtable);
+        fresh = true;
+    }
     const MiniflowMap& map = view(subtable)->mask.map;
-    auto [it, fresh] = s.subtables.try_emplace(subtable);
     SubtableJit& st = it->second;
     if (!fresh && (st.mask_map.bits[0] != map.bits[0] || st.mask_map.bits[1] != map.bits[1])) {
         release_all(st);
@@ -267,12 +319,22 @@ Engine::SubtableJit& Engine::entry(const dpcls_subtable* subtable) {
         st.mask_map = map;
         st.generation = s.next_generation++;
     }
-    return st;
+    return &st;
 }
 
 // Asks for `shape` for the subtable: shared at once when the cache has it
 // (sharing compiles nothing), else queued for the compiler thread unless it
 // is queued already.  Sets st.ready or st.pending.
+// A request refused for a full queue: declined, and the subtable backs off
+// for 1, 2, 4 ... kMaxBackoff rankings.
+void Engine::queue_full(SubtableJit& st) {
+    decline(Decline::kQueueFull, [] {
+        return std::to_string(kMaxQueued) + " compile requests are waiting for the compiler thread";
+    });
+    st.backoff = std::min(std::max(st.backoff * 2, 1u), kMaxBackoff);
+    st.skip = st.backoff;
+}
+
 void Engine::request(const dpcls_subtable* subtable, SubtableJit& st, const LookupShape& shape) {
     State& s = *state_;
     if (st.pending || st.ready) {
@@ -280,6 +342,13 @@ void Engine::request(const dpcls_subtable* subtable, SubtableJit& st, const Look
     }
     if (st.skip) {  // backing off after a full queue
         st.skip--;
+        return;
+    }
+    if (compiler_->full()) {
+        // In a flood of new maps: back off before even looking in the cache,
+        // which costs the ranking thread a mutex and a hash per subtable (a
+        // shape that is there now is shared after the back-off).
+        queue_full(st);
         return;
     }
     if (CompiledLookup* existing = cache_.share(shape)) {
@@ -293,13 +362,8 @@ void Engine::request(const dpcls_subtable* subtable, SubtableJit& st, const Look
     if (s.pending_shapes.contains(shape)) {
         return;  // another subtable asked: shared at a later ranking
     }
-    if (compiler_->full() || !compiler_->submit({subtable, st.generation, shape})) {
-        decline(Decline::kQueueFull, [] {
-            return std::to_string(kMaxQueued) +
-                   " compile requests are waiting for the compiler thread";
-        });
-        st.backoff = std::min(std::max(st.backoff * 2, 1u), kMaxBackoff);
-        st.skip = st.backoff;
+    if (!compiler_->submit({subtable, st.generation, shape})) {
+        queue_full(st);
         return;
     }
     st.backoff = 0;
@@ -503,20 +567,26 @@ ovsb_lookup_func Engine::probe(const ProbeContext& ctx) {
         return nullptr;  // probing by counts alone: nothing to specialize on
     }
     State& s = *state_;
+    // A cold subtable the engine knows nothing of stays at tier 0 without
+    // an entry and, mostly, without the mutex: in a mask flood most
+    // subtables are cold, and each ranking re-probes every one that had a
+    // hit (a p2p flood of 2500 cold masks spent ~0.5 us per probe when each
+    // had an entry).  A stale `known` read (another thread just made the
+    // entry) only defers the subtable to the next ranking.
+    const bool cold = ctx.hits < s.hot_hits.load(std::memory_order_relaxed);
+    if (cold && !s.known.maybe(ctx.subtable)) {
+        return nullptr;
+    }
     std::lock_guard lock(s.mutex);
     release_orphans();
     if (!usable(ctx.u0, ctx.u1)) {
         return nullptr;
     }
-    // A cold subtable the engine knows nothing of stays at tier 0 without
-    // an entry: in a mask flood most subtables are cold, and each ranking
-    // re-probes every one that had a hit, so their probes must stay a
-    // lookup in a table that holds only the hot ones (a p2p flood of 2500
-    // cold masks spent ~0.5 us per probe on a table of all of them).
-    if (ctx.hits < s.config.hot_hits && !s.subtables.contains(ctx.subtable)) {
-        return nullptr;
+    SubtableJit* known = entry(ctx.subtable, !cold);
+    if (!known) {
+        return nullptr;  // cold, and no entry after all
     }
-    SubtableJit& st = entry(ctx.subtable);
+    SubtableJit& st = *known;
     if (!st.current) {
         if (ctx.hits >= s.config.hot_hits) {
             request(ctx.subtable, st, {st.mask_map, std::nullopt});
@@ -538,6 +608,12 @@ ovsb_lookup_func Engine::probe(const ProbeContext& ctx) {
 
 void Engine::release(const dpcls_subtable* subtable, ovsb_lookup_func in_use) {
     State& s = *state_;
+    // After a re-probe on this thread (in_use set), a subtable the probe
+    // left unknown has nothing to let go of.  A dying subtable (in_use null)
+    // always takes the mutex: its entry may come from another thread.
+    if (in_use && !s.known.maybe(subtable)) {
+        return;
+    }
     std::lock_guard lock(s.mutex);
     release_orphans();
     auto it = s.subtables.find(subtable);
@@ -554,6 +630,7 @@ void Engine::release(const dpcls_subtable* subtable, ovsb_lookup_func in_use) {
         release_all(st);
         compiler_->cancel(subtable);
         s.subtables.erase(it);
+        s.known.remove(subtable);
     }
     // Else the subtable runs another implementation while its first code
     // is being compiled: the request stands.
@@ -576,7 +653,7 @@ ovsb_lookup_func Engine::compile_now(const dpcls_subtable* subtable,
         return nullptr;
     }
     std::lock_guard lock(state_->mutex);
-    SubtableJit& st = entry(subtable);
+    SubtableJit& st = *entry(subtable, true);
     install(subtable, st, result.lookup);
     return result.lookup->fn;
 }
@@ -606,6 +683,7 @@ JitConfig Engine::config() const {
 void Engine::configure(const JitConfig& config) {
     std::lock_guard lock(state_->mutex);
     state_->config = config;
+    state_->hot_hits.store(config.hot_hits, std::memory_order_relaxed);
 }
 
 std::string Engine::configure_from(const char* const keys[], const char* const values[], size_t n,

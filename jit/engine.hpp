@@ -188,9 +188,11 @@ class Engine {
     void release_orphans();
     void release_retired(SubtableJit& st);
     void release_all(SubtableJit& st);
-    SubtableJit& entry(const dpcls_subtable* subtable);
+    // The subtable's entry; made when missing if `create`, else null.
+    SubtableJit* entry(const dpcls_subtable* subtable, bool create);
 
     void wait_for_rankings() const;
+    void queue_full(SubtableJit& st);
 
     CodeCache cache_;
     std::unique_ptr<State> state_;
