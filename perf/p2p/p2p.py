@@ -67,6 +67,29 @@ def testpmd_rx_mpps(out):
     return statistics.median(pps[2:]) / 1e6
 
 
+def worst_iteration(perf_show):
+    """(cycles, TSC Hz) from `pmd-perf-show` with pmd-perf-metrics=true: the
+    upper wall of the highest non-empty bin of the PMD's cycles/it histogram
+    (bins grow by ~1.43x from 500 to 24M cycles, so this bounds the worst
+    iteration within 43%; float('inf') when it lies beyond 24M cycles), and
+    the TSC rate from the used cycles, their share and the duration."""
+    worst = 0.0
+    section = perf_show.split("Histograms", 1)
+    if len(section) == 2:
+        for line in section[1].splitlines()[2:]:
+            cols = line.split()
+            if not cols or cols[0].startswith("-"):
+                break
+            if len(cols) >= 2 and int(cols[1]) > 0:
+                worst = float("inf") if cols[0] == ">" else float(cols[0])
+    u = re.search(r"Used TSC cycles:\s+(\d+)\s+\(\s*([\d.]+) % of total", perf_show)
+    d = re.search(r"Measurement duration:\s+([\d.]+) s", perf_show)
+    tsc_hz = None
+    if u and d and float(u.group(2)) > 0 and float(d.group(1)) > 0:
+        tsc_hz = int(u.group(1)) / (float(u.group(2)) / 100) / float(d.group(1))
+    return worst, tsc_hz
+
+
 class Bench:
     def __init__(self, args):
         self.args = args
@@ -77,6 +100,7 @@ class Bench:
         for var in ("OVS_RUNDIR", "OVS_LOGDIR", "OVS_DBDIR", "OVS_SYSCONFDIR"):
             self.env[var] = self.work
         self.undo = []  # cleanup actions, run in reverse order
+        self.jit_show = False  # ovs-vswitchd has dpif-netdev/jit-show (set by start())
         self.huge = True
 
     # ---- processes ----
@@ -187,6 +211,7 @@ class Bench:
             raise RuntimeError("DPDK did not initialize; see " + self.work + "/ovs-vswitchd.log")
         self.vsctl("add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev",
                    "fail-mode=secure")
+        self.jit_show = self.jit_ranking() is not None
 
     def kill(self, daemon):
         pidfile = os.path.join(self.work, f"{daemon}.pid")
@@ -240,12 +265,36 @@ class Bench:
             fields = f.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
+    def port_tx_packets(self, ofport):
+        """Packets OVS has sent on OpenFlow port `ofport`, read live from
+        the datapath (the Interface table's statistics lag by seconds)."""
+        text = self.ofctl("dump-ports", "br0", str(ofport))
+        m = re.search(r"tx pkts=(\d+)", text)
+        if not m:
+            raise RuntimeError(f"no tx count for port {ofport}:\n{text}")
+        return int(m.group(1))
+
     def window(self, seconds):
         pid, tid = self.pmd_tid()
         self.appctl("dpif-netdev/pmd-stats-clear")
         c0, t0 = self.cpu_seconds(pid, tid), time.monotonic()
-        time.sleep(seconds)
+        fwd0 = self.port_tx_packets(2)
+        # jit-show's ranking calls in the window: their count and sum, and,
+        # sampled every 0.2 s (a PMD ranks once a second per port), each
+        # call's own time, for the window's maximum.
+        r0 = self.jit_ranking() if self.jit_show else None
+        calls, seen = [], r0["calls"] if r0 else 0
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            time.sleep(min(0.2, max(0.0, end - time.monotonic())))
+            r = self.jit_ranking() if r0 else None
+            if r and r["calls"] == seen + 1:
+                calls.append(r["last_us"])
+            if r:
+                seen = r["calls"]
+        r1 = self.jit_ranking() if r0 else None
         text = self.appctl("dpif-netdev/pmd-perf-show")
+        fwd1 = self.port_tx_packets(2)
         c1, t1 = self.cpu_seconds(pid, tid), time.monotonic()
         m = re.search(r"Rx packets:\s+(\d+)\s+\((\d+) Kpps, (\d+) cycles/pkt\)", text)
         h = re.search(r"Megaflow hits:\s+(\d+)\s+\(\s*([\d.]+) %, ([\d.]+) subtbl lookups/hit\)",
@@ -256,8 +305,20 @@ class Bench:
         if not m:
             raise RuntimeError("no packets received in the window:\n" + text)
         rx, duration = int(m.group(1)), float(d.group(1)) if d else seconds
+        worst_cycles, tsc_hz = worst_iteration(text)
         return {
             "mpps": rx / duration / 1e6,
+            # What port 2 sent, over the wall time between the two reads
+            # (about the measurement's duration, plus two appctl calls).
+            "forwarded_mpps": (fwd1 - fwd0) / (t1 - t0) / 1e6,
+            "worst_iteration_cycles": worst_cycles,
+            "worst_iteration_us": worst_cycles / tsc_hz * 1e6 if tsc_hz else None,
+            # The JIT's ranking calls: mean over all of the window's, max
+            # over those the sampling caught one by one.
+            "jit_ranking_calls": r1["calls"] - r0["calls"] if r0 and r1 else None,
+            "jit_ranking_mean_us": ((r1["total_us"] - r0["total_us"]) / (r1["calls"] - r0["calls"])
+                                    if r0 and r1 and r1["calls"] > r0["calls"] else None),
+            "jit_ranking_max_us": max(calls) if calls else None,
             "cycles_per_packet": int(m.group(3)),
             "megaflow_hit_pct": float(h.group(2)) if h else 0.0,
             "subtable_lookups_per_hit": float(h.group(3)) if h else 0.0,
@@ -292,9 +353,51 @@ class Bench:
             time.sleep(0.3)
         time.sleep(1.2)
 
+    def impl_window(self, impl, seconds):
+        """window() with the lookups the PMD's subtables ran at its end.  A
+        window in which no subtable ran `impl` measured another lookup: it
+        does not count for `impl` (w["ran_impl"]); w["flags"] says why, and
+        when the PMD thread was descheduled."""
+        w = self.window(seconds)
+        w["lookups_in_use"] = self.lookups_in_use()
+        w["ran_impl"] = impl in w["lookups_in_use"]
+        w["flags"] = "" if w["pmd_cpu_share"] > 0.95 else "  (PMD descheduled)"
+        if not w["ran_impl"]:
+            w["flags"] += f"  (no subtable ran {impl}: window not counted)"
+        return w
+
+    def pmd_subtables(self):
+        """Subtables of the PMD thread, over all its in_ports."""
+        text = self.appctl("dpif-netdev/subtable-show", "--limit", "1").split("main thread")[0]
+        return sum(int(n) for n in re.findall(r"^  in_port \d+ \(.*?\): (\d+) subtables", text,
+                                              re.M))
+
+    def wait_subtables(self, done, timeout, what):
+        """Polls the PMD's subtable count until done(count); seconds taken."""
+        t0 = time.monotonic()
+        while True:
+            n = self.pmd_subtables()
+            if done(n):
+                return time.monotonic() - t0
+            if time.monotonic() - t0 > timeout:
+                raise RuntimeError(f"{what}: {n} PMD subtables after {timeout} s")
+            time.sleep(0.2)
+
+    def jit_ranking(self):
+        """jit-show's ranking call counters, or None without jit-show:
+        {"calls", "total_us" (both since ovs-vswitchd started), "last_us"}."""
+        res = subprocess.run(["ovs-appctl", "dpif-netdev/jit-show"], env=self.env,
+                             capture_output=True, text=True)
+        m = re.search(r"ranking call .*?\((\d+) calls, ([\d.]+) us in all, last ([\d.]+) us\)",
+                      res.stdout)
+        if res.returncode or not m:
+            return None
+        return {"calls": int(m.group(1)), "total_us": float(m.group(2)),
+                "last_us": float(m.group(3))}
+
     def lookups_in_use(self):
         """{lookup name: subtables} over the PMD thread's subtables."""
-        text = self.appctl("dpif-netdev/subtable-show")
+        text = self.appctl("dpif-netdev/subtable-show", "--limit", "0")
         pmd = text.split("main thread")[0]
         used = {}
         for name in re.findall(r"^    \(\d+,\d+\) lookup (\S+),", pmd, re.M):
@@ -346,10 +449,114 @@ def scenario_pipeline(flows):
             rules)
 
 
+# Scenario (e): the flood pcap (make_pcaps.flood_frames: legitimate UDP and
+# 2.5% attack frames, each of its own megaflow mask against the ACL), in
+# three phases per lookup:
+#   before  the attack is dropped by its signature (BLOCK, priority 200,
+#           checked before the ACL): all its frames share one megaflow;
+#   during  BLOCK removed: the revalidators delete that megaflow and each
+#           attack frame's upcall installs a megaflow of its own mask, ~2500
+#           subtables on the PMD (waited for), then two ranking intervals
+#           for the JIT to compile and install;
+#   after   BLOCK back and the datapath flows purged (a narrower megaflow
+#           with the same actions stays valid for the revalidators, so
+#           without the purge the flood's masks would live on): the flood's
+#           subtables are destroyed; what is left is what the flood leaves
+#           behind (code, rankings, the legitimate subtable's fast path).
+# Legitimate Mpps is what port 2 sends (attack frames are dropped).
+BLOCK = f"priority=200,in_port=1,tcp,tp_dst={make_pcaps.FLOOD_DST_PORT}"
+FLOOD_PHASES = ("before", "during", "after")
+
+
+def scenario_flood(flows):
+    rules = list(ARP_GUARD) + [
+        BLOCK + ",actions=drop",
+        "priority=100,in_port=1,tcp,nw_src=10.0.0.1,actions=drop",
+        "priority=100,in_port=1,tcp,nw_dst=10.0.0.2,actions=drop",
+        "priority=100,in_port=1,tcp,tp_src=1000,actions=drop",
+        "priority=10,in_port=1,udp,actions=output:2",
+        "priority=0,actions=drop"]
+    return (f"flood-{flows}.pcap",
+            f"mask flood: {make_pcaps.FLOOD_MASKS} attack frames of their own masks "
+            f"in every {make_pcaps.FLOOD_FRAMES} (3-rule ACL), legitimate UDP forwarded",
+            rules)
+
+
 SCENARIOS = {"a": scenario_one_subtable, "b": scenario_prefixes, "c": scenario_normal,
-             "d": scenario_pipeline}
+             "d": scenario_pipeline, "e": scenario_flood}
 SHORT_NAMES = {"a": "one subtable (4,1)", "b": "13 subtables (4,2)", "c": "NORMAL (5,0)",
-               "d": "2-table pipeline (4,3)"}
+               "d": "2-table pipeline (4,3)", "e": "mask flood"}
+
+
+def flood_phase(bench, phase):
+    """Moves the switch into `phase` of scenario (e); seconds it took."""
+    if phase == "during":
+        bench.ofctl("--strict", "del-flows", "br0", BLOCK)
+        took = bench.wait_subtables(lambda n: n >= 0.9 * make_pcaps.FLOOD_MASKS, 60,
+                                    "the flood did not build its subtables")
+        time.sleep(2.2)  # two rankings: compile, then install (and tier up)
+    elif phase == "after":
+        bench.ofctl("add-flow", "br0", BLOCK + ",actions=drop")
+        bench.appctl("revalidator/purge")
+        took = bench.wait_subtables(lambda n: n < 10, 60, "the flood's subtables stayed")
+        time.sleep(1.2)  # one ranking interval, as select() does
+    else:
+        took = 0.0
+    return took
+
+
+def run_flood(bench, args, impls, measured, key, serial):
+    """Scenario (e): per round and lookup, a window in each phase."""
+    pcap, title, rules = SCENARIOS[key](args.flows)
+    print(f"p2p: scenario ({key}) {title}", file=sys.stderr)
+    bench.set_flows(rules)
+    bench.set_traffic(os.path.abspath(os.path.join(args.pcaps, pcap)), serial)
+    time.sleep(2)
+    windows = {impl: {ph: [] for ph in FLOOD_PHASES} for impl in measured}
+    for rnd in range(args.rounds):
+        for impl in measured:
+            bench.select(impl, impls)
+            for phase in FLOOD_PHASES:
+                took = flood_phase(bench, phase)
+                w = bench.impl_window(impl, args.window)
+                w["reached_s"] = took
+                w["subtables"] = sum(w["lookups_in_use"].values())
+                windows[impl][phase].append(w)
+                print(f"  round {rnd} {impl:>14} {phase:>6}: {w['forwarded_mpps']:.2f} Mpps "
+                      f"legitimate of {w['mpps']:.2f}, worst iteration "
+                      f"<= {w['worst_iteration_us'] or 0:.0f} us, {w['subtables']} subtables "
+                      f"on {w['lookups_in_use']}{w['flags']}", file=sys.stderr)
+    summary = {}
+    for impl, phases in windows.items():
+        summary[impl] = {}
+        for phase, ws in phases.items():
+            good = [w for w in ws if w["ran_impl"] and w["pmd_cpu_share"] > 0.95] or \
+                [w for w in ws if w["ran_impl"]]
+            if not good:
+                summary[impl][phase] = {"not_measured": "no subtable ran it in any window",
+                                        "windows": ws}
+                continue
+            worst = [w["worst_iteration_us"] for w in good if w["worst_iteration_us"]]
+            summary[impl][phase] = {
+                "legit_mpps_median": statistics.median(w["forwarded_mpps"] for w in good),
+                "legit_mpps_min": min(w["forwarded_mpps"] for w in good),
+                "legit_mpps_max": max(w["forwarded_mpps"] for w in good),
+                "worst_iteration_us_max": max(worst) if worst else None,
+                "worst_iteration_us_median": statistics.median(worst) if worst else None,
+                "subtables_median": statistics.median(w["subtables"] for w in good),
+                "jit_ranking_mean_us": statistics.median(
+                    [w["jit_ranking_mean_us"] for w in good if w["jit_ranking_mean_us"]] or [0]),
+                "jit_ranking_max_us": max(
+                    [w["jit_ranking_max_us"] for w in good if w["jit_ranking_max_us"]] or [0]),
+                "windows_used": len(good), "windows": ws}
+    for phase in FLOOD_PHASES:
+        base = summary.get("generic", {}).get(phase, {}).get("legit_mpps_median")
+        for impl in summary:
+            r = summary[impl][phase]
+            if base and "legit_mpps_median" in r:
+                r["ratio_to_generic"] = r["legit_mpps_median"] / base
+    return {"key": key, "title": title, "pcap": pcap, "short": SHORT_NAMES[key],
+            "rules": len(rules), "phases": list(FLOOD_PHASES), "results": summary}
 
 
 def main():
@@ -360,7 +567,7 @@ def main():
     ap.add_argument("--window", type=float, default=3.0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--flows", type=int, default=1000)
-    ap.add_argument("--scenarios", default="a,b,c,d")
+    ap.add_argument("--scenarios", default="a,b,c,d,e")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
@@ -391,30 +598,26 @@ def main():
         results["not_measured"] = not_measured
         for impl, why in not_measured.items():
             print(f"p2p: {impl}: n/a, not measured ({why})", file=sys.stderr)
+        measured = [i for i in impls if i not in not_measured]
         for serial, key in enumerate(args.scenarios.split(",")):
+            if key == "e":
+                results["flood"] = run_flood(bench, args, impls, measured, key, serial)
+                continue
             pcap, title, rules = SCENARIOS[key](args.flows)
             print(f"p2p: scenario ({key}) {title}", file=sys.stderr)
             bench.set_flows(rules)
             bench.set_traffic(os.path.abspath(os.path.join(args.pcaps, pcap)), serial)
             time.sleep(2)  # upcalls install the megaflows
-            measured = [i for i in impls if i not in not_measured]
             windows = {impl: [] for impl in measured}
             for rnd in range(args.rounds):
                 for impl in measured:
                     bench.select(impl, impls)
-                    w = bench.window(args.window)
-                    w["lookups_in_use"] = bench.lookups_in_use()
-                    # A window in which no subtable ran `impl` measured
-                    # another lookup: it does not count for `impl`.
-                    w["ran_impl"] = impl in w["lookups_in_use"]
+                    w = bench.impl_window(impl, args.window)
                     windows[impl].append(w)
-                    flag = "" if w["pmd_cpu_share"] > 0.95 else "  (PMD descheduled)"
-                    if not w["ran_impl"]:
-                        flag += f"  (no subtable ran {impl}: window not counted)"
                     print(f"  round {rnd} {impl:>14}: {w['mpps']:.2f} Mpps, "
                           f"{w['cycles_per_packet']} cycles/pkt, "
                           f"{w['subtable_lookups_per_hit']:.2f} lookups/hit, "
-                          f"subtables on {w['lookups_in_use']}{flag}", file=sys.stderr)
+                          f"subtables on {w['lookups_in_use']}{w['flags']}", file=sys.stderr)
             show = bench.appctl("dpif-netdev/subtable-show")
             summary = {}
             for impl, ws in windows.items():
@@ -459,7 +662,46 @@ def why_not_measured(results, scenario, impl):
     return r.get("not_measured") if "mpps_median" not in r else None
 
 
+def print_flood_table(results):
+    f = results["flood"]
+    impls = [i for i in results["implementations"] if i in f["results"]]
+    print(f"({f['key']}) {f['title']}:")
+    print("legitimate Mpps forwarded (median of the windows, ratio to generic) and the worst "
+          "PMD iteration (us, upper bound, worst window)")
+    print(f"{'phase':<8}{'subtables':>10}" + "".join(f"{i:>24}" for i in impls))
+    for phase in f["phases"]:
+        subs = [f["results"][i][phase].get("subtables_median") for i in impls]
+        subs = [n for n in subs if n is not None]
+        line = f"{phase:<8}{(f'{max(subs):.0f}' if subs else '-'):>10}"
+        for impl in impls:
+            r = f["results"][impl][phase]
+            if "legit_mpps_median" not in r:
+                line += f"{'n/a':>24}"
+                continue
+            worst = r["worst_iteration_us_max"]
+            worst_s = f"{worst:.0f}us" if worst not in (None, float("inf")) else ">24Mc"
+            line += (f"{r['legit_mpps_median']:>7.2f} ({r.get('ratio_to_generic', 0):.2f})"
+                     f" {worst_s:>8}")
+        print(line)
+    print("the ranking call (dpcls_sort_subtable_vector(), timed by the plugin whichever "
+          "lookup runs): mean / max us in the windows")
+    for phase in f["phases"]:
+        line = f"{phase:<18}"
+        for impl in impls:
+            r = f["results"][impl][phase]
+            line += (f"{r['jit_ranking_mean_us']:>11.1f} /{r['jit_ranking_max_us']:>9.1f}"
+                     if r.get("jit_ranking_mean_us") else f"{'-':>24}")
+        print(line)
+
+
 def print_table(results):
+    if results["scenarios"]:
+        print_scenario_table(results)
+    if "flood" in results:
+        print_flood_table(results)
+
+
+def print_scenario_table(results):
     impls = results["implementations"]
     print("Mpps (median of the windows), cycles/packet, and the ratio of Mpps to generic")
     print(f"{'scenario':<10}{'lookups/hit':>12}{'testpmd io':>12}"

@@ -20,7 +20,7 @@ if ! command -v dpdk-testpmd >/dev/null || ! /usr/bin/python3 -c 'import matplot
 fi
 prefix=$(patches/cached-build.sh --dpdk --plugin-default | tail -1)
 mkdir -p out/p2p
-[ -f out/p2p/pcaps/prefix-100000.pcap ] || python3 perf/p2p/make_pcaps.py out/p2p/pcaps
+[ -f out/p2p/pcaps/flood-100000.pcap ] || python3 perf/p2p/make_pcaps.py out/p2p/pcaps
 python3 perf/p2p/p2p.py --ovs "$prefix" --pcaps out/p2p/pcaps --out out/p2p "$@" |
     tee out/p2p/table.txt
 /usr/bin/python3 perf/p2p/chart.py out/p2p/p2p.json out/p2p/p2p
