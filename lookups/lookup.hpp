@@ -116,7 +116,7 @@ template <class N>
                                                     const uint64_t* tbl_values,
                                                     const uint64_t* mf_masks, uint64_t* blocks,
                                                     N count, uint32_t hash) {
-    for_each_block(count, [&](uint32_t b) [[gnu::always_inline]] {
+    for_each_block(count, [&](uint32_t b) __attribute__((always_inline)) {
         const uint64_t below = mf_masks[b];
         const uint32_t idx = std::popcount(below & pkt_map);
         // All ones when the key has this block, else zero.
@@ -135,7 +135,7 @@ template <class N>
 [[gnu::always_inline]] inline bool rule_matches(const Rule& rule, const uint64_t* blocks, N n) {
     uint64_t diff = 0;
     for_each_block(
-        n, [&](uint32_t b) [[gnu::always_inline]] { diff |= blocks[b] ^ rule.flow.values[b]; });
+        n, [&](uint32_t b) __attribute__((always_inline)) { diff |= blocks[b] ^ rule.flow.values[b]; });
     return diff == 0;
 }
 

@@ -2,8 +2,9 @@
 # Configures and builds the project against one OVS flavour:
 #   scripts/build.sh FLAVOUR [cmake --build args, e.g. --target T]   -> build/FLAVOUR
 # FLAVOUR: a flavour of cmake/ovs-flavours.txt (sse42, debian, aarch64-crc,
-# aarch64-debian), or tsan (sse42 under ThreadSanitizer) or asan (this
-# project's code under AddressSanitizer, against the sse42 OVS lib).  A
+# aarch64-debian), or tsan (sse42 under ThreadSanitizer), asan (this
+# project's code under AddressSanitizer, against the sse42 OVS lib) or fuzz
+# (clang 14: the libFuzzer targets of tests/fuzz/ under ASan and UBSan).  A
 # flavour for another architecture is cross-built with its toolchain file
 # (cmake/toolchain-HOST.cmake).
 # The OVS lib itself is built once per flavour and cached outside the clone
@@ -11,11 +12,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source cmake/ovs-table.sh
-flavour=${1:?usage: scripts/build.sh FLAVOUR|tsan|asan [--target T]}
+flavour=${1:?usage: scripts/build.sh FLAVOUR|tsan|asan|fuzz [--target T]}
 shift
 case "$flavour" in
     tsan) args=(-DOVS_FLAVOUR=sse42 -DOVSCLS_TSAN=ON) ;;
     asan) args=(-DOVS_FLAVOUR=sse42 -DOVSCLS_ASAN=ON) ;;
+    fuzz) args=(-DOVS_FLAVOUR=sse42 -DOVSCLS_FUZZ=ON -DCMAKE_C_COMPILER=clang-14
+        -DCMAKE_CXX_COMPILER=clang++-14) ;;
     *)
         host=$(ovs_flavour "$flavour" host) || exit 2
         args=(-DOVS_FLAVOUR="$flavour")

@@ -12,6 +12,7 @@ packages=(
     valgrind                        # callgrind instruction counts (perf/instructions.sh)
     g++-aarch64-linux-gnu           # the aarch64 flavours, cross-built
     googletest                      #   with GoogleTest built from source
+    clang-14 libclang-rt-14-dev     # the fuzz targets (libFuzzer, tests/fuzz.sh)
 )
 
 missing=()

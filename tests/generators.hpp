@@ -8,6 +8,7 @@
 #pragma once
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -17,12 +18,19 @@
 
 namespace ovscls::test {
 
+// Draws from a seeded PRNG, or, for the fuzz targets, from the fuzzer's
+// input bytes first (each decision takes the next bytes, so a mutated byte
+// changes one decision) and from a PRNG seeded by those bytes once they run
+// out (so that every loop below ends).
 class Gen {
   public:
     explicit Gen(uint64_t seed) : rng_(seed) {}
+    Gen(const uint8_t* data, size_t size) : rng_(fnv1a(data, size)), data_(data), left_(size) {}
 
-    uint64_t u64() { return rng_(); }
-    uint32_t below(uint32_t n) { return static_cast<uint32_t>(rng_() % n); }
+    uint64_t u64() { return draw(8); }
+    uint32_t below(uint32_t n) {
+        return static_cast<uint32_t>(draw(n <= 256 ? 1 : n <= 65536 ? 2 : 4) % n);
+    }
     bool chance(uint32_t percent) { return below(100) < percent; }
 
     // `count` distinct bits out of the low `width` bits.
@@ -100,7 +108,28 @@ class Gen {
     }
 
   private:
+    // The next `bytes` input bytes (fewer at the end), else the PRNG's.
+    uint64_t draw(size_t bytes) {
+        if (left_ == 0) {
+            return rng_();
+        }
+        uint64_t v = 0;
+        for (size_t i = 0; i < bytes && left_ > 0; i++, left_--) {
+            v = v << 8 | *data_++;
+        }
+        return v;
+    }
+    static uint64_t fnv1a(const uint8_t* data, size_t size) {
+        uint64_t h = 0xcbf29ce484222325ull;
+        for (size_t i = 0; i < size; i++) {
+            h = (h ^ data[i]) * 0x100000001b3ull;
+        }
+        return h;
+    }
+
     std::mt19937_64 rng_;
+    const uint8_t* data_ = nullptr;
+    size_t left_ = 0;
 };
 
 }  // namespace ovscls::test

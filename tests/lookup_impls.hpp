@@ -24,6 +24,7 @@
 #include "classifier/layout.hpp"
 #include "classifier/registry.hpp"
 #include "cpu_case.hpp"
+#include "lookup_check.hpp"
 #include "reference/ovs_reference.h"
 #include "standalone/builtin_lookups.hpp"
 #if OVSCLS_WITH_JIT
@@ -31,18 +32,6 @@
 #endif
 
 namespace ovscls::test {
-
-struct NamedLookup {
-    std::string name;
-    ovsb_lookup_func fn;
-    bool ours;
-};
-
-// OVS's generic as dpcls_subtable_generic_probe() selects it: the truth.
-inline ovsb_lookup_func ovs_truth(const dpcls_subtable* subtable) {
-    const Subtable& s = *view(subtable);
-    return ovsb_ovs_generic_probe(s.u0_bits, s.u1_bits);
-}
 
 inline std::vector<NamedLookup> lookups_for(const dpcls_subtable* subtable,
                                             const LookupRegistry& registry) {
@@ -93,22 +82,6 @@ inline std::vector<NamedLookup> lookups_for(const dpcls_subtable* subtable,
     }
 #endif
     return out;
-}
-
-// Two lookups of one burst agree: the same keys found, and the same rule for
-// each of them (rules[] of keys not found is unspecified).
-inline bool same_result(uint32_t found_a, dpcls_rule* const rules_a[], uint32_t found_b,
-                        dpcls_rule* const rules_b[]) {
-    if (found_a != found_b) {
-        return false;
-    }
-    for (uint32_t map = found_a; map; map &= map - 1) {
-        const uint32_t i = std::countr_zero(map);
-        if (rules_a[i] != rules_b[i]) {
-            return false;
-        }
-    }
-    return true;
 }
 
 }  // namespace ovscls::test

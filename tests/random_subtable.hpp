@@ -6,14 +6,13 @@
 
 #include <vector>
 
+#include "classifier/registry.hpp"
 #include "generators.hpp"
-#include "lookup_impls.hpp"
+#include "lookup_check.hpp"
 #include "reference.hpp"
+#include "standalone/builtin_lookups.hpp"
 
 namespace ovscls::test {
-
-// A rules[] slot no lookup wrote.
-inline dpcls_rule* const kUnset = reinterpret_cast<dpcls_rule*>(uintptr_t{0x1});
 
 // One subtable in OVS's structs with random rules, and the reference.
 struct RandomSubtable {
@@ -23,7 +22,10 @@ struct RandomSubtable {
     std::vector<FullFlow> rule_flows;
     ReferenceClassifier reference;
 
-    RandomSubtable(Gen& g, uint32_t u0, uint32_t u1, size_t n_rules) : mask(g.mask(u0, u1)) {
+    // `registry` is told when the subtable dies (its JIT lets go of code).
+    RandomSubtable(Gen& g, uint32_t u0, uint32_t u1, size_t n_rules,
+                   const LookupRegistry& registry = builtin_registry())
+        : mask(g.mask(u0, u1)), registry_(registry) {
         subtable = ovsb_subtable_create(ovs(&mask));
         for (size_t r = 0; r < n_rules; r++) {
             FullFlow flow = g.flow();
@@ -40,7 +42,7 @@ struct RandomSubtable {
         }
     }
     ~RandomSubtable() {
-        builtin_registry().release(subtable, nullptr);  // frees JIT code
+        registry_.release(subtable, nullptr);  // frees JIT code
         for (dpcls_rule* rule : rules) {
             ovsb_subtable_remove(subtable, rule);
             ovsb_rule_free_deferred(rule);
@@ -49,6 +51,8 @@ struct RandomSubtable {
         ovsb_rcu_quiesce();
     }
     static netdev_flow_key& ovs_key(dpcls_rule* rule) { return *ovs(&view(rule)->flow); }
+    RandomSubtable(const RandomSubtable&) = delete;
+    RandomSubtable& operator=(const RandomSubtable&) = delete;
 
     // A key of one of the four kinds: hit, miss, lacking words, extra words.
     FlowKey random_key(Gen& g) {
@@ -67,6 +71,9 @@ struct RandomSubtable {
         }
         return g.key(flow, mask, kind == 2 || g.chance(10), kind == 3 || g.chance(30));
     }
+
+  private:
+    const LookupRegistry& registry_;
 };
 
 }  // namespace ovscls::test

@@ -3,7 +3,8 @@
 # (sse42: CRC32 hash, the default; debian: Debian's flags, mhash; and both
 # again for aarch64, cross-built and run under qemu-aarch64), the
 # concurrency and JIT tests under ThreadSanitizer and AddressSanitizer, a
-# short microbenchmark smoke run, the JIT flood run, the phy-to-phy
+# short microbenchmark smoke run, the fuzz targets for a minute each
+# (tests/fuzz.sh), the JIT flood run, the phy-to-phy
 # benchmark's traffic and parser tests,
 # ovs-vswitchd with the plugin built in (tests/vswitchd/run.sh: OVS's
 # own testsuite subsets and the project's end-to-end tests), the patched
@@ -86,6 +87,13 @@ if out=$(perf/instructions.sh '^4,1/real/1/hit/' 2>&1) &&
 else
     echo "$out" >&2
     echo "instructions.sh smoke run failed" >&2
+    failed=$((failed + 1))
+fi
+
+echo "=== fuzz targets (libFuzzer under ASan and UBSan, 60 s each)"
+if tests/fuzz.sh --seconds 60; then
+    passed=$((passed + 1))
+else
     failed=$((failed + 1))
 fi
 
