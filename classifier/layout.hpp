@@ -32,6 +32,16 @@ struct MiniflowMap {
 };
 
 // struct netdev_flow_key: a packet key, a rule key or a subtable mask.
+//
+// The key contract of every lookup here (and of OVS's own generic): a lookup
+// reads a key's header (hash, len, map) and its values, and may read the one
+// word after its last value.  That word is read when the mask has a word the
+// key lacks and every later word of the key is present (idx = the key's
+// value count), and masked off; the branch-free load is why.  A key with all
+// kMaxKeyValues words is thus read one word past its struct: OVS's keys live
+// in arrays (the burst's keys on the PMD's stack), so the word is readable
+// there, and whoever passes keys must make it so.  tests/guarded_keys.hpp
+// puts a PROT_NONE page right after that word (lookup_fuzz, differential_test).
 struct FlowKey {
     uint32_t hash;
     uint32_t len;  // bytes of map + values

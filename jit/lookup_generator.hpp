@@ -43,6 +43,11 @@
 //               rules[i] = rule; a chain without one clears bit i.
 //   epilogue:   subtable->hit_cnt += popcnt(found); vzeroupper; return found
 //
+// Keys are read as the key contract (classifier/layout.hpp) allows: header
+// and values, and the slow path's values_u[idx] at most one word past the
+// last value (masked off).  No vector load touches a key.  lookup_fuzz runs
+// the code on keys followed by that word and a PROT_NONE page.
+//
 // "crc32 hash, v" stands for hash_add64() of the OVS build the code is
 // linked into: one crc32 instruction when OVS was built with SSE4.2, else
 // OVS's mhash (two rounds of imul/rol/imul/xor/rol/lea over the halves),

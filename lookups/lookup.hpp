@@ -122,7 +122,8 @@ template <class N>
         // All ones when the key has this block, else zero.
         const uint64_t present = -static_cast<uint64_t>(((below + 1) & pkt_map) != 0);
         // As OVS, the load is unconditional: idx is at most the key's value
-        // count, so it stays inside the key's buffer.
+        // count, one word past its last value at most, which the key
+        // contract (classifier/layout.hpp) allows; `present` masks it off.
         const uint64_t block = pkt_values[idx] & tbl_values[b] & present;
         blocks[b] = block;
         hash = hash::add64(hash, block);

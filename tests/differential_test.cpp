@@ -9,6 +9,7 @@
 
 #include "classifier/classifier.hpp"
 #include "generators.hpp"
+#include "guarded_keys.hpp"
 #include "lookup_impls.hpp"
 #include "lookups/lookups.hpp"
 #include "random_subtable.hpp"
@@ -79,6 +80,68 @@ void run_bursts(RandomSubtable& st, Gen& g, int bursts, Tally& tally) {
                 return;
             }
         }
+    }
+}
+
+// The key contract's edge (classifier/layout.hpp): a key with every one of
+// the kMaxKeyValues words a key can hold (map0 = ~0, map1 = 0x7f) lacking
+// the mask's block at unit-1 bit 19, so that the lookups' branch-free load
+// reads the word after its last value (idx 71).  Each key is placed with
+// that one word and then a PROT_NONE page after it: every implementation,
+// OVS's own included, must give OVS's generic's answer without faulting,
+// for (u0, u1) = (1, 1) and, with more unit-0 blocks, (4, 1), which
+// specialized and jit_avx2 have code for.
+TEST(Differential, KeyWithEveryWordAndAnAbsentBlockStaysInContract) {
+    static_assert(kMaxKeyValues == 64 + 7, "the case needs a 71-word key");
+    GuardedKeys<kMaxBurst> guarded;
+    for (const uint64_t map0 : {uint64_t{1}, uint64_t{0x8000'0000'0001'0103}}) {
+        SCOPED_TRACE(std::popcount(map0) == 1 ? "(1,1)" : "(4,1)");
+        const uint64_t mask_map[2] = {map0, uint64_t{1} << 19};
+        std::vector<uint64_t> mask_values(std::popcount(map0) + 1, ~uint64_t{0});
+        FlowKey mask{};
+        ovsb_mask_init_raw(ovs(&mask), mask_map, mask_values.data(), mask_values.size());
+        dpcls_subtable* subtable = ovsb_subtable_create(ovs(&mask));
+
+        // One rule: word 0 = 7 (and the others of the mask 0), unit-1 word
+        // 19 = 0, which a key lacking that word matches (absent = 0).
+        FullFlow flow{};
+        flow[0] = 7;
+        dpcls_rule* rule = ovsb_rule_alloc();
+        ovsb_key_init_masked(&RandomSubtable::ovs_key(rule), flow.data(), ovs(&mask));
+        ovsb_subtable_insert(subtable, rule);
+
+        // Keys with all 71 words: a hit, and a miss on word 0.
+        FullFlow other = flow;
+        other[0] = 8;
+        const FlowKey hit = make_key({{~uint64_t{0}, 0x7f}}, flow.data());
+        const FlowKey miss = make_key({{~uint64_t{0}, 0x7f}}, other.data());
+        ASSERT_EQ(std::popcount(hit.map.bits[0]) + std::popcount(hit.map.bits[1]),
+                  static_cast<int>(kMaxKeyValues));
+        const netdev_flow_key* keys[2] = {guarded.place(0, hit), guarded.place(1, miss)};
+
+        dpcls_rule* want[kMaxBurst];
+        std::fill(std::begin(want), std::end(want), kUnset);
+        const uint32_t want_found = ovs_truth(subtable)(subtable, 0x3, keys, want);
+        EXPECT_EQ(want_found, 0x1u);
+        EXPECT_EQ(want[0], rule);
+        const auto impls = lookups_for(subtable, builtin_registry());
+        for (const NamedLookup& impl : impls) {
+            dpcls_rule* got[kMaxBurst];
+            std::fill(std::begin(got), std::end(got), kUnset);
+            const uint32_t found = impl.fn(subtable, 0x3, keys, got);
+            EXPECT_TRUE(same_result(found, got, want_found, want)) << impl.name;
+        }
+        std::printf("%zu implementations read 71-word keys within the contract:", impls.size());
+        for (const NamedLookup& impl : impls) {
+            std::printf(" %s", impl.name.c_str());
+        }
+        std::printf("\n");
+
+        builtin_registry().release(subtable, nullptr);
+        ovsb_subtable_remove(subtable, rule);
+        ovsb_rule_free_deferred(rule);
+        ovsb_subtable_destroy_deferred(subtable, nullptr, nullptr);
+        ovsb_rcu_quiesce();
     }
 }
 

@@ -10,14 +10,11 @@
 // OVS's own avx512_gather where the CPU runs it, must return exactly what
 // OVS's generic returns.  A difference aborts (libFuzzer keeps the input).
 //
-// Key contract (classifier/layout.hpp): a lookup may read all of a key's
-// netdev_flow_key, no further.  Each key of the burst is copied so that its
-// struct ends where a PROT_NONE page begins: generated code reading past it
-// faults, which AddressSanitizer could not see (it does not instrument JIT
-// code).
-#include <sys/mman.h>
-#include <unistd.h>
-
+// Key contract (classifier/layout.hpp): a lookup reads a key's header and
+// values and at most the one word after them.  Each key of the burst is
+// copied so that a PROT_NONE page begins right after that word
+// (guarded_keys.hpp): generated code reading further faults, which
+// AddressSanitizer could not see (it does not instrument JIT code).
 #include <algorithm>
 #include <bit>
 #include <cstdio>
@@ -29,6 +26,7 @@
 
 #include "classifier/registry.hpp"
 #include "generators.hpp"
+#include "guarded_keys.hpp"
 #include "lookup_check.hpp"
 #include "random_subtable.hpp"
 #include "standalone/builtin_lookups.hpp"
@@ -38,40 +36,6 @@
 
 namespace ovscls::test {
 namespace {
-
-// kMaxBurst key slots, each a netdev_flow_key that ends at a PROT_NONE page.
-class GuardedKeys {
-  public:
-    GuardedKeys() {
-        page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-        static_assert(sizeof(FlowKey) % alignof(FlowKey) == 0);
-        if (sizeof(FlowKey) > page_) {
-            std::abort();
-        }
-        void* p = mmap(nullptr, 2 * page_ * kMaxBurst, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) {
-            std::abort();
-        }
-        base_ = static_cast<uint8_t*>(p);
-        for (uint32_t i = 0; i < kMaxBurst; i++) {
-            if (mprotect(base_ + (2 * i + 1) * page_, page_, PROT_NONE) != 0) {
-                std::abort();
-            }
-        }
-    }
-    // Copies `key` into slot i; its last byte is the last before a guard page.
-    const netdev_flow_key* place(uint32_t i, const FlowKey& key) {
-        uint8_t* end = base_ + (2 * i + 1) * page_;
-        auto* slot = reinterpret_cast<FlowKey*>(end - sizeof(FlowKey));
-        std::memcpy(slot, &key, sizeof key);
-        return ovs(slot);
-    }
-
-  private:
-    size_t page_ = 0;
-    uint8_t* base_ = nullptr;
-};
 
 // The registry under test, with an engine of its own whose compile rate is
 // unbounded (the process engine's 1000/s would decline most inputs).
@@ -84,7 +48,7 @@ struct Fixture {
     }()};
 #endif
     LookupRegistry registry;
-    GuardedKeys keys;
+    GuardedKeys<kMaxBurst> keys;
 
     Fixture() {
 #if OVSCLS_WITH_JIT
