@@ -1,10 +1,14 @@
 #include "jit/code_cache.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 
 namespace ovscls::jit {
 namespace {
@@ -76,7 +80,7 @@ CodeCache::Result CodeCache::acquire(const LookupShape& shape, const CacheOption
     lookup->code = LookupGenerator::create(shape, lookup->profiles.get(), &memory_, &status);
     lookup->compile_ns = static_cast<uint64_t>(now_ns() - start);
 
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     reserving_bytes_ -= reserve;
     if (!status.ok()) {
         const bool memory = status.code == GenerateStatus::Code::kNoMemory;
@@ -99,12 +103,15 @@ CodeCache::Result CodeCache::acquire(const LookupShape& shape, const CacheOption
     stats_.code_bytes += lookup->code_bytes;
     stats_.compile_ns_total += lookup->compile_ns;
     stats_.compile_ns_max = std::max(stats_.compile_ns_max, lookup->compile_ns);
-    announce(*lookup, options);
     CompiledLookup* raw = lookup.release();
     lookups_.emplace(shape, raw);
     if (shape.expected_map) {
         variants_[{shape.mask_map, std::nullopt}]++;
     }
+    // The caller holds a reference, so `raw` outlives the files' writing,
+    // which happens without the mutex (a probe may be waiting for it).
+    lock.unlock();
+    announce(*raw, options);
     return {raw, Outcome::kCompiled, ""};
 }
 
@@ -176,32 +183,103 @@ CacheStats CodeCache::stats() const {
     return out;
 }
 
+namespace {
+
+// Writes all of `data` to `fd`; false on any error.
+bool write_all(int fd, const void* data, size_t size) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    while (size > 0) {
+        const ssize_t n = ::write(fd, p, size);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return false;
+        }
+        p += n;
+        size -= static_cast<size_t>(n);
+    }
+    return true;
+}
+
+// Opens `path` for the JIT's own output: never through a symbolic link,
+// created 0600 (the files reveal code addresses), and, for appending, only a
+// regular file the process's user owns (a file another user planted in /tmp
+// is refused).  -1 with `error` set on failure.
+int open_private(const std::string& path, bool append, std::string* error) {
+    const int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (append ? O_APPEND : O_EXCL);
+    const int fd = ::open(path.c_str(), flags, 0600);
+    if (fd < 0) {
+        *error = "cannot open " + path + ": " + std::strerror(errno);
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+        *error = path + " is not a regular file of this user: not written";
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+}  // namespace
+
+// On the compiling thread (the compiler thread: no file I/O on a PMD), with
+// no lock held.  Failures are counted (CacheStats::file_errors) and the
+// first is kept for the engine to log.
 void CodeCache::announce(const CompiledLookup& lookup, const CacheOptions& options) {
+    std::string error;
     if (options.perf_map) {
         // perf's JIT symbol convention: /tmp/perf-<pid>.map, "start size name".
         const std::string path = "/tmp/perf-" + std::to_string(getpid()) + ".map";
-        if (FILE* f = std::fopen(path.c_str(), "a")) {
-            std::fprintf(f, "%lx %zx %s\n", reinterpret_cast<unsigned long>(lookup.fn),
-                         lookup.code_bytes, symbol(lookup).c_str());
-            std::fclose(f);
+        char line[160];
+        const int n = std::snprintf(line, sizeof line, "%lx %zx %s\n",
+                                    reinterpret_cast<unsigned long>(lookup.fn), lookup.code_bytes,
+                                    symbol(lookup).c_str());
+        const int fd = open_private(path, true, &error);
+        if (fd >= 0) {
+            if (!write_all(fd, line, static_cast<size_t>(n))) {
+                error = "cannot write " + path + ": " + std::strerror(errno);
+            }
+            ::close(fd);
         }
+        file_error(error);
     }
     if (!options.dump_dir.empty()) {
-        std::string ignored;
-        dump(lookup, options.dump_dir + "/" + symbol(lookup) + ".bin", &ignored);
+        error.clear();
+        dump(lookup, options.dump_dir + "/" + symbol(lookup) + ".bin", &error);
+        file_error(error);
     }
 }
 
+void CodeCache::file_error(const std::string& error) {
+    if (error.empty()) {
+        return;
+    }
+    std::lock_guard lock(mutex_);
+    stats_.file_errors++;
+    if (first_file_error_.empty()) {
+        first_file_error_ = error;
+    }
+}
+
+std::string CodeCache::first_file_error() const {
+    std::lock_guard lock(mutex_);
+    return first_file_error_;
+}
+
 bool CodeCache::dump(const CompiledLookup& lookup, const std::string& path, std::string* error) {
-    FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f) {
-        *error = "cannot write " + path;
+    const int fd = open_private(path, false, error);
+    if (fd < 0) {
         return false;
     }
-    const size_t n = std::fwrite(reinterpret_cast<const void*>(lookup.fn), 1, lookup.code_bytes, f);
-    const bool ok = std::fclose(f) == 0 && n == lookup.code_bytes;
+    bool ok = write_all(fd, reinterpret_cast<const void*>(lookup.fn), lookup.code_bytes);
     if (!ok) {
-        *error = "short write to " + path;
+        *error = "cannot write " + path + ": " + std::strerror(errno);
+    }
+    if (::close(fd) != 0 && ok) {
+        *error = "cannot write " + path + ": " + std::strerror(errno);
+        ok = false;
     }
     return ok;
 }

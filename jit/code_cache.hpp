@@ -62,6 +62,7 @@ struct CacheStats {
     uint64_t mapped_bytes = 0;  // includes lookups awaiting their grace period
     uint64_t compile_ns_total = 0;
     uint64_t compile_ns_max = 0;
+    uint64_t file_errors = 0;  // perf map lines and dumps not written
 };
 
 class CodeCache {
@@ -101,11 +102,15 @@ class CodeCache {
     // CacheStats: a compile anywhere else, on a PMD thread say, shows).
     static void mark_compiler_thread();
 
-    // Writes the lookup's machine code to `path`; false with `error` set
-    // when the file cannot be written.
+    // Writes the lookup's machine code to a new file `path` (0600, never
+    // through a symbolic link, never over an existing file); false with
+    // `error` set when it cannot.
     static bool dump(const CompiledLookup& lookup, const std::string& path, std::string* error);
+    // Why the first perf map line or dump was not written ("" if none was).
+    std::string first_file_error() const;
 
   private:
+    void file_error(const std::string& error);
     bool take_token(uint32_t per_sec);
     void announce(const CompiledLookup& lookup, const CacheOptions& options);
     static void end_cooling(void* aux);
@@ -117,6 +122,7 @@ class CodeCache {
     CodeMemory memory_;
     size_t reserving_bytes_ = 0;  // reserved by compiles in progress
     uint64_t next_id_ = 1;
+    std::string first_file_error_;  // guarded by mutex_
     CacheStats stats_;
     double tokens_ = 0;  // compile-rate bucket
     int64_t tokens_ns_ = 0;

@@ -106,6 +106,7 @@ struct Engine::State {
     std::function<void(const char*)> log;
     std::function<void(JitEvent, uint32_t)> events;  // guarded by log_mutex
     std::optional<CpuFeature> hidden;
+    std::atomic<bool> file_error_logged{false};
 };
 
 namespace {
@@ -410,6 +411,16 @@ void Engine::wait_for_rankings() const {
     }
 }
 
+// The first perf map line or dump that could not be written, logged once
+// (OVSCLS_JIT_PERF_MAP, OVSCLS_JIT_DUMP_DIR); jit-show counts them all.
+void Engine::log_file_errors() {
+    if (cache_.stats().file_errors == 0 || state_->file_error_logged.exchange(true)) {
+        return;
+    }
+    log_line("jit_avx2: " + cache_.first_file_error() +
+             " (perf map or code dump; the code runs all the same).  Logged once.");
+}
+
 void Engine::compile(const CompileRequest& r) {
     wait_for_rankings();
     CacheOptions options;
@@ -431,6 +442,7 @@ void Engine::compile(const CompileRequest& r) {
             if (result.outcome == CodeCache::Outcome::kCompiled) {
                 record_compile_time(lookup->compile_ns);
                 event(JitEvent::kCompile);
+                log_file_errors();
             }
         }
     }
@@ -648,6 +660,7 @@ ovsb_lookup_func Engine::compile_now(const dpcls_subtable* subtable,
         options = state_->config.cache;
     }
     CodeCache::Result result = cache_.acquire({v.mask.map, expected}, options);
+    log_file_errors();
     if (!result.lookup) {
         decline_for(result);
         return nullptr;
@@ -771,6 +784,11 @@ std::string Engine::info() const {
                   (unsigned long long)st.rankings, st.ranking_ns_total / 1e3,
                   st.ranking_ns_last / 1e3);
     out += times;
+    if (c.cache.perf_map || !c.cache.dump_dir.empty() || st.cache.file_errors) {
+        out += std::string("  files: perf map ") + (c.cache.perf_map ? "on" : "off") + ", dumps " +
+               (c.cache.dump_dir.empty() ? "off" : "to " + c.cache.dump_dir) + ", not written " +
+               num(st.cache.file_errors) + "\n";
+    }
     out += "  declines:";
     for (int i = 0; i < static_cast<int>(Decline::kCount); i++) {
         out += std::string(" ") + decline_name(static_cast<Decline>(i)) + "=" + num(st.declines[i]);

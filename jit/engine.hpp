@@ -192,6 +192,7 @@ class Engine {
     SubtableJit* entry(const dpcls_subtable* subtable, bool create);
 
     void wait_for_rankings() const;
+    void log_file_errors();
     void queue_full(SubtableJit& st);
 
     CodeCache cache_;

@@ -3,6 +3,7 @@
 // profiler/dump outputs.  (The differential tests cover jit_avx2 for every
 // fingerprint up to 16 blocks too; lookup_impls.hpp.)
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -656,7 +657,83 @@ TEST_F(JitCodeTest, PerfMapAndDumpNameTheCode) {
     ASSERT_FALSE(bytes.empty());
     EXPECT_EQ(static_cast<uint8_t>(bytes[0]), 0x53);
     EXPECT_LE(lookup.code_bytes, jit::LookupGenerator::reserved_bytes(lookup.shape));
+    // Both files reveal code addresses: private to the user.
+    struct stat file;
+    ASSERT_EQ(stat((std::string(dir) + "/" + name + ".bin").c_str(), &file), 0);
+    EXPECT_EQ(file.st_mode & 0777, 0600u);
+    ASSERT_EQ(stat(("/tmp/perf-" + std::to_string(getpid()) + ".map").c_str(), &file), 0);
+    EXPECT_EQ(file.st_mode & 0777, 0600u);
+    EXPECT_EQ(engine().stats().cache.file_errors, 0u);
     std::remove((std::string(dir) + "/" + name + ".bin").c_str());
+    rmdir(dir);
+}
+
+// A dump path someone prepared (a symbolic link to a file of theirs, or a
+// file already there) is neither followed nor overwritten, nor is a perf
+// map of another user appended to: not written, counted, the first logged
+// once; the code runs all the same.
+TEST_F(JitCodeTest, DumpFilesAreNeverFollowedNorOverwritten) {
+    char dir[] = "/tmp/jit_dumpXXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const std::string d = dir;
+    jit::JitConfig cfg = engine().config();
+    cfg.cache.dump_dir = d;
+    engine().configure(cfg);
+    // The engine is fresh: its first lookups get ids 1 and 2.
+    {
+        std::ofstream victim(d + "/victim");
+        victim << "precious";
+    }
+    ASSERT_EQ(symlink((d + "/victim").c_str(), (d + "/dpcls_jit_u7_u2_1.bin").c_str()), 0);
+    {
+        std::ofstream there(d + "/dpcls_jit_u6_u2_2.bin");
+        there << "mine";
+    }
+    Gen g(5);
+    RandomSubtable a(g, 7, 2, 3);
+    RandomSubtable b(g, 6, 2, 3);
+    ASSERT_NE(engine().compile_now(a.subtable, std::nullopt), nullptr);
+    ASSERT_NE(engine().compile_now(b.subtable, std::nullopt), nullptr);
+    ASSERT_EQ(engine().compiled_for(a.subtable)->id, 1u);
+    ASSERT_EQ(engine().compiled_for(b.subtable)->id, 2u);
+
+    auto read = [](const std::string& path) {
+        std::ifstream f(path);
+        return std::string((std::istreambuf_iterator<char>(f)), {});
+    };
+    EXPECT_EQ(read(d + "/victim"), "precious");
+    EXPECT_EQ(read(d + "/dpcls_jit_u6_u2_2.bin"), "mine");
+    EXPECT_EQ(engine().stats().cache.file_errors, 2u);
+    const auto logged = std::count_if(log().begin(), log().end(), [](const std::string& line) {
+        return line.find("Logged once") != std::string::npos &&
+               line.find("dpcls_jit_u7_u2_1.bin") != std::string::npos;
+    });
+    EXPECT_EQ(logged, 1) << "the first failure, once";
+    EXPECT_NE(engine().info().find("not written 2"), std::string::npos) << engine().info();
+
+    // The perf map lives in /tmp, where another user may have planted it:
+    // appended to only when the process's user owns it.
+    const std::string map = "/tmp/perf-" + std::to_string(getpid()) + ".map";
+    std::remove(map.c_str());
+    {
+        std::ofstream planted(map);
+        planted << "theirs\n";
+    }
+    if (geteuid() == 0 && chown(map.c_str(), 65534, 65534) == 0) {
+        cfg.cache.perf_map = true;
+        cfg.cache.dump_dir.clear();
+        engine().configure(cfg);
+        RandomSubtable c(g, 5, 2, 3);
+        ASSERT_NE(engine().compile_now(c.subtable, std::nullopt), nullptr);
+        EXPECT_EQ(read(map), "theirs\n");
+        EXPECT_EQ(engine().stats().cache.file_errors, 3u);
+    } else {
+        std::printf("not checked: a perf map of another user (needs root to plant one)\n");
+    }
+    std::remove(map.c_str());
+    for (const char* name : {"victim", "dpcls_jit_u7_u2_1.bin", "dpcls_jit_u6_u2_2.bin"}) {
+        std::remove((d + "/" + name).c_str());
+    }
     rmdir(dir);
 }
 
