@@ -3,6 +3,7 @@
 // profiler/dump outputs.  (The differential tests cover jit_avx2 for every
 // fingerprint up to 16 blocks too; lookup_impls.hpp.)
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,9 +24,23 @@
 #include "random_subtable.hpp"
 #include "reference/ovs_reference.h"
 #include "standalone/builtin_lookups.hpp"
+#include "wx_filter.hpp"
 
 namespace ovscls::test {
 namespace {
+
+// W^X by the kernel for this whole test program (wx_filter.hpp), installed
+// before any test runs: every compile below happens under it.
+struct WxFilter {
+    bool installed = false;
+    std::string why;
+    WxFilter() { installed = install_wx_filter(&why); }
+};
+const WxFilter& wx_filter() {
+    static const WxFilter filter;
+    return filter;
+}
+[[maybe_unused]] const bool kWxFilterAtStart = wx_filter().installed;
 
 // Each test gets its own engine (jit/engine.hpp), logging into log().
 class JitTest : public ::testing::Test {
@@ -600,6 +615,31 @@ TEST_F(JitTest, DeclinePathsFallBackAndLogOnce) {
 
 // No mapping of the process is writable and executable, after compiling
 // many lookups; and the code itself sits in read-execute pages.
+// The kernel refuses a mapping, or a change of one, that would be writable
+// and executable at once; that is what makes the compiles of every other
+// test here proof that the JIT never asks for one (a build of the generator
+// without DontSetProtectRWE fails them).
+TEST(WxFilter, KernelRefusesWritableAndExecutable) {
+    if (!wx_filter().installed) {
+        GTEST_SKIP() << "not checked: no seccomp filter (" << wx_filter().why
+                     << "); the JIT's compiles here ran without W^X from the kernel";
+    }
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    errno = 0;
+    EXPECT_EQ(
+        mmap(nullptr, page, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+        MAP_FAILED);
+    EXPECT_EQ(errno, EACCES);
+    void* p = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(p, MAP_FAILED);
+    errno = 0;
+    EXPECT_EQ(mprotect(p, page, PROT_READ | PROT_WRITE | PROT_EXEC), -1);
+    EXPECT_EQ(errno, EACCES);
+    EXPECT_EQ(mprotect(p, page, PROT_READ | PROT_EXEC), 0);
+    EXPECT_EQ(mprotect(p, page, PROT_READ | PROT_WRITE), 0);
+    munmap(p, page);
+}
+
 TEST_F(JitCodeTest, NoMappingIsEverWritableAndExecutable) {
     Gen g(11);
     std::vector<std::unique_ptr<RandomSubtable>> subtables;

@@ -14,7 +14,9 @@
 // values and at most the one word after them.  Each key of the burst is
 // copied so that a PROT_NONE page begins right after that word
 // (guarded_keys.hpp): generated code reading further faults, which
-// AddressSanitizer could not see (it does not instrument JIT code).
+// AddressSanitizer could not see (it does not instrument JIT code).  A
+// seccomp filter (wx_filter.hpp) refuses any writable and executable
+// mapping meanwhile.
 #include <algorithm>
 #include <bit>
 #include <cstdio>
@@ -30,6 +32,7 @@
 #include "lookup_check.hpp"
 #include "random_subtable.hpp"
 #include "standalone/builtin_lookups.hpp"
+#include "wx_filter.hpp"
 #if OVSCLS_WITH_JIT
 #include "jit/engine.hpp"
 #endif
@@ -51,6 +54,10 @@ struct Fixture {
     GuardedKeys<kMaxBurst> keys;
 
     Fixture() {
+        std::string why;
+        if (!install_wx_filter(&why)) {
+            std::fprintf(stderr, "lookup_fuzz: not checked: W^X by the kernel (%s)\n", why.c_str());
+        }
 #if OVSCLS_WITH_JIT
         add_builtin_lookups(registry, &engine);
 #else
