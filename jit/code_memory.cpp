@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -37,6 +38,15 @@ Mappings& mappings() {
     return *m;
 }
 
+// Every byte of a code page that the code does not use is int3 (0xcc): a
+// jump into the rest of a page, or into what a previous lookup left there,
+// traps instead of running stale instructions.  Pages are read-write here
+// (fresh, or back from the pool, which xbyak made RW again before freeing).
+uint8_t* filled(uint8_t* p, size_t len) {
+    std::memset(p, 0xcc, len);
+    return p;
+}
+
 }  // namespace
 
 uint8_t* CodeMemory::alloc(size_t size) {
@@ -54,7 +64,7 @@ uint8_t* CodeMemory::alloc(size_t size) {
             m.pool.pop_back();
             m.sizes[p] = len;
             mapped_.fetch_add(len, std::memory_order_relaxed);
-            return p;
+            return filled(p, len);
         }
     }
     // Single pages come in batches, populated by the kernel in one go (one
@@ -71,7 +81,7 @@ uint8_t* CodeMemory::alloc(size_t size) {
     }
     m.sizes[static_cast<uint8_t*>(p)] = len;
     mapped_.fetch_add(len, std::memory_order_relaxed);
-    return static_cast<uint8_t*>(p);
+    return filled(static_cast<uint8_t*>(p), len);
 }
 
 void CodeMemory::free(uint8_t* p) {

@@ -149,9 +149,13 @@ uint64_t relaxed(const uint64_t& word) {
 }  // namespace
 
 Engine::Engine(EngineOptions options) : state_(std::make_unique<State>()) {
-    state_->config = options.config;
-    state_->hot_hits.store(options.config.hot_hits, std::memory_order_relaxed);
     state_->log = options.log ? std::move(options.log) : stderr_log;
+    std::string note;
+    state_->config = clamp_to_system(options.config, &note);
+    state_->hot_hits.store(options.config.hot_hits, std::memory_order_relaxed);
+    if (!note.empty()) {
+        log_line("jit_avx2: " + note);
+    }
     state_->hidden = options.hide_cpu_feature;
     state_->ranking_hold_max_ns =
         std::chrono::duration_cast<std::chrono::nanoseconds>(options.ranking_hold_max).count();
@@ -694,9 +698,16 @@ JitConfig Engine::config() const {
 }
 
 void Engine::configure(const JitConfig& config) {
-    std::lock_guard lock(state_->mutex);
-    state_->config = config;
-    state_->hot_hits.store(config.hot_hits, std::memory_order_relaxed);
+    std::string note;
+    const JitConfig clamped = clamp_to_system(config, &note);
+    {
+        std::lock_guard lock(state_->mutex);
+        state_->config = clamped;
+        state_->hot_hits.store(clamped.hot_hits, std::memory_order_relaxed);
+    }
+    if (!note.empty()) {
+        log_line("jit_avx2: " + note);
+    }
 }
 
 std::string Engine::configure_from(const char* const keys[], const char* const values[], size_t n,

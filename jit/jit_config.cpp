@@ -1,8 +1,11 @@
 #include "jit/jit_config.hpp"
 
+#include <unistd.h>
+
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <fstream>
 #include <optional>
 
 namespace ovscls::jit {
@@ -153,6 +156,32 @@ bool operator==(const JitConfig& a, const JitConfig& b) {
            a.cache.code_budget_bytes == b.cache.code_budget_bytes &&
            a.cache.compiles_per_sec == b.cache.compiles_per_sec &&
            a.cache.perf_map == b.cache.perf_map && a.cache.dump_dir == b.cache.dump_dir;
+}
+
+uint64_t code_budget_ceiling(uint64_t max_map_count) {
+    if (max_map_count == 0) {
+        max_map_count = 65530;
+        std::ifstream f("/proc/sys/vm/max_map_count");
+        uint64_t v = 0;
+        if (f >> v && v > 0) {
+            max_map_count = v;
+        }
+    }
+    const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    return max_map_count / 4 * page;
+}
+
+JitConfig clamp_to_system(JitConfig config, std::string* note) {
+    note->clear();
+    const uint64_t ceiling = code_budget_ceiling();
+    if (config.cache.code_budget_bytes > ceiling) {
+        *note = "dpcls-jit-code-budget " + std::to_string(config.cache.code_budget_bytes) +
+                " bytes clamped to " + std::to_string(ceiling) +
+                ": each code page may be a mapping of its own, and the JIT may take a quarter "
+                "of vm.max_map_count";
+        config.cache.code_budget_bytes = ceiling;
+    }
+    return config;
 }
 
 }  // namespace ovscls::jit

@@ -48,4 +48,15 @@ bool operator==(const JitConfig& a, const JitConfig& b);
 inline constexpr uint64_t kMaxCodeBudget = uint64_t{1} << 40;
 inline constexpr uint64_t kMaxCompilesPerSec = 1000000;
 
+// The most code bytes this process can map for the JIT: each code page may
+// be a mapping of its own (read-execute between read-write neighbours), and
+// a process has vm.max_map_count mappings in all, which OVS, DPDK and malloc
+// need too: a quarter of them, in pages.  `max_map_count` is read from
+// /proc/sys/vm/max_map_count when 0 (65530, Linux's default, if unreadable).
+uint64_t code_budget_ceiling(uint64_t max_map_count = 0);
+
+// `config` with its code budget clamped to code_budget_ceiling(); `note`
+// says so when it was (empty otherwise).
+JitConfig clamp_to_system(JitConfig config, std::string* note);
+
 }  // namespace ovscls::jit

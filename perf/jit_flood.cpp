@@ -47,6 +47,18 @@ namespace {
 constexpr int kMasks = 10000;
 constexpr int kIntervals = 4;
 
+// The process's mappings (VMAs): each code page may be one of its own, and
+// vm.max_map_count bounds them all (jit::code_budget_ceiling()).
+long vma_count() {
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    long n = 0;
+    while (std::getline(maps, line)) {
+        n++;
+    }
+    return n;
+}
+
 long rss_kib() {
     std::ifstream status("/proc/self/status");
     std::string line;
@@ -110,6 +122,7 @@ int flood(const char* name, bool same_fields, const jit::JitConfig& config) {
     generic_registry.add(generic_descriptor());
     Classifier cls(jit_registry), base(generic_registry);
     const long rss_before = rss_kib();
+    const long vmas_before = vma_count();
     const jit::JitStats before = engine.stats();
 
     // The masks, one rule each, and a packet per rule.
@@ -220,6 +233,11 @@ int flood(const char* name, bool same_fields, const jit::JitConfig& config) {
                  : 0.0,
         double(st.cache.code_bytes) / std::max<uint64_t>(st.cache.live, 1),
         rss_kib() - rss_inserted);
+    std::printf(
+        "%s: process mappings (VMAs) %ld before the flood, %ld after (%.0f KiB of JIT code "
+        "mapped; vm.max_map_count / 4 caps the budget at %llu bytes)\n",
+        name, vmas_before, vma_count(), st.cache.mapped_bytes / 1024.0,
+        (unsigned long long)jit::code_budget_ceiling());
     std::printf("%s", engine.info().c_str());
     if (st.cache.compiles_off_compiler) {
         std::fprintf(stderr, "%s: %llu compiles ran outside the compiler thread\n", name,

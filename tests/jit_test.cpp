@@ -669,6 +669,36 @@ TEST_F(JitCodeTest, NoMappingIsEverWritableAndExecutable) {
     EXPECT_EQ(code_found, 1);
 }
 
+// The bytes of a code page the code does not use are int3, also when the
+// page held a bigger lookup before (pages are pooled): nothing stale is
+// ever executable again.
+TEST_F(JitCodeTest, UnusedCodeBytesAreInt3) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    Gen g(13);
+    const uint64_t mapped_before = engine().stats().cache.mapped_bytes;
+    {
+        RandomSubtable big(g, 12, 4, 3);
+        ASSERT_NE(engine().compile_now(big.subtable, std::nullopt), nullptr);
+        engine().release(big.subtable, nullptr);  // the page is pooled after a grace period
+    }
+    ASSERT_TRUE(mapped_code_drops_to(engine(), mapped_before));
+    for (int i = 0; i < 8; i++) {
+        RandomSubtable small(g, 1 + g.below(2), g.below(2), 3);
+        ASSERT_NE(engine().compile_now(small.subtable, std::nullopt), nullptr);
+        const jit::CompiledLookup& lookup = *engine().compiled_for(small.subtable);
+        const auto* code = reinterpret_cast<const uint8_t*>(lookup.fn);
+        const auto start = reinterpret_cast<uintptr_t>(code);
+        const size_t tail = page - (start + lookup.code_bytes) % page;
+        size_t not_int3 = 0;
+        for (size_t k = 0; k < tail % page; k++) {
+            not_int3 += code[lookup.code_bytes + k] != 0xcc;
+        }
+        EXPECT_EQ(not_int3, 0u) << "of " << tail << " bytes after " << lookup.code_bytes
+                                << " bytes of code";
+        engine().release(small.subtable, nullptr);
+    }
+}
+
 // perf can name the code, and a dump disassembles: the first instruction is
 // the prologue's push rbx (0x53).
 TEST_F(JitCodeTest, PerfMapAndDumpNameTheCode) {
@@ -812,6 +842,27 @@ TEST_F(JitCodeTest, EveryShapeUpTo32BlocksCompilesWithinItsReservation) {
 
 // A value that cannot be parsed turns the JIT off (fail closed) and is
 // reported with its key; the other settings keep their defaults.
+// A code budget beyond what the process can map (a code page may be a
+// mapping of its own; vm.max_map_count bounds them) is clamped, and said.
+TEST_F(JitTest, CodeBudgetIsClampedToWhatTheProcessCanMap) {
+    const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    EXPECT_EQ(jit::code_budget_ceiling(65530), 65530 / 4 * page);
+    jit::JitConfig cfg = engine().config();
+    cfg.cache.code_budget_bytes = jit::kMaxCodeBudget;  // 1 TiB, which apply() accepts
+    engine().configure(cfg);
+    EXPECT_EQ(engine().config().cache.code_budget_bytes, jit::code_budget_ceiling());
+    EXPECT_LT(engine().config().cache.code_budget_bytes, jit::kMaxCodeBudget);
+    EXPECT_TRUE(std::any_of(log().begin(), log().end(), [](const std::string& line) {
+        return line.find("clamped to") != std::string::npos;
+    }));
+    const uint64_t fits = 16 * page;
+    cfg.cache.code_budget_bytes = fits;
+    log().clear();
+    engine().configure(cfg);
+    EXPECT_EQ(engine().config().cache.code_budget_bytes, fits);
+    EXPECT_TRUE(log().empty());
+}
+
 TEST_F(JitTest, BadEnvironmentValuesTurnTheJitOff) {
     setenv("OVSCLS_JIT_HOT_HITS", "lots", 1);
     setenv("OVSCLS_JIT_CODE_BUDGET", "-5", 1);
