@@ -133,7 +133,9 @@ ovsb_mask_init_raw(struct netdev_flow_key *mask, const uint64_t map[2],
 {
     mask->mf.map.bits[0] = map[0];
     mask->mf.map.bits[1] = map[1];
-    memcpy(miniflow_values(&mask->mf), values, n * sizeof values[0]);
+    if (n) {  /* memcpy() from a null 'values' is undefined even for 0 bytes. */
+        memcpy(miniflow_values(&mask->mf), values, n * sizeof values[0]);
+    }
     mask_finish(mask, n);
 }
 

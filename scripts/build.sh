@@ -3,7 +3,8 @@
 #   scripts/build.sh FLAVOUR [cmake --build args, e.g. --target T]   -> build/FLAVOUR
 # FLAVOUR: a flavour of cmake/ovs-flavours.txt (sse42, debian, aarch64-crc,
 # aarch64-debian), or tsan (sse42 under ThreadSanitizer), asan (this
-# project's code under AddressSanitizer, against the sse42 OVS lib) or fuzz
+# project's code under AddressSanitizer and UndefinedBehaviorSanitizer,
+# against the sse42 OVS lib) or fuzz
 # (clang 14: the libFuzzer targets of tests/fuzz/ under ASan and UBSan).  A
 # flavour for another architecture is cross-built with its toolchain file
 # (cmake/toolchain-HOST.cmake).

@@ -2,7 +2,8 @@
 # Runs every test: the GoogleTest suites against the OVS build flavours
 # (sse42: CRC32 hash, the default; debian: Debian's flags, mhash; and both
 # again for aarch64, cross-built and run under qemu-aarch64), the
-# concurrency and JIT tests under ThreadSanitizer and AddressSanitizer, a
+# concurrency and JIT tests under ThreadSanitizer, all unit tests under
+# AddressSanitizer (with leak detection) and UndefinedBehaviorSanitizer, a
 # short microbenchmark smoke run, the fuzz targets for a minute each
 # (tests/fuzz.sh), the JIT flood run, the phy-to-phy
 # benchmark's traffic and parser tests,
@@ -66,10 +67,12 @@ scripts/build.sh tsan --target concurrency_test --target jit_test
 export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1"
 run_ctest build/tsan -R 'concurrency_test|jit_test'
 
-echo "=== concurrency and JIT tests under AddressSanitizer"
-scripts/build.sh asan --target concurrency_test --target jit_test
-export ASAN_OPTIONS="halt_on_error=1 detect_leaks=0"
-run_ctest build/asan -R 'concurrency_test|jit_test'
+echo "=== the unit tests under AddressSanitizer (leaks too) and UndefinedBehaviorSanitizer"
+scripts/build.sh asan --target differential_test --target classifier_test --target hash_test \
+    --target corpus_test --target concurrency_test --target jit_test
+export ASAN_OPTIONS="halt_on_error=1 detect_leaks=1"
+export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1"
+run_ctest build/asan
 
 echo "=== microbenchmark smoke run (one fingerprint)"
 if build/sse42/perf/microbench --quick --benchmark_filter='^4,1/real/1000/' \
