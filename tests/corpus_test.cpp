@@ -93,6 +93,7 @@ TEST(Corpus, FramesAgainstMegaflowMasks) {
     const auto frames = corpus_frames(24);
     const auto keys = frame_keys(frames, 1);
     uint64_t lookups = 0, hits = 0;
+    std::map<std::string, uint64_t> served;  // lookups per implementation
 
     for (const Megaflow& m : megaflows) {
         dpcls_subtable* subtable = ovsb_subtable_create(ovs(&m.mask));
@@ -171,6 +172,7 @@ TEST(Corpus, FramesAgainstMegaflowMasks) {
                 dpcls_rule* got[kMaxBurst] = {};
                 const uint32_t found = impl.fn(subtable, keys_map, ptrs, got);
                 lookups += cnt;
+                served[impl.name] += cnt;
                 ASSERT_EQ(found, expected_found) << impl.name << " on " << m.line;
                 for (uint32_t map = found; map; map &= map - 1) {
                     ASSERT_EQ(got[std::countr_zero(map)], expected[std::countr_zero(map)])
@@ -190,6 +192,7 @@ TEST(Corpus, FramesAgainstMegaflowMasks) {
                 megaflows.size(), static_cast<unsigned long long>(lookups),
                 static_cast<unsigned long long>(hits));
     EXPECT_GT(hits, megaflows.size());
+    expect_every_implementation_served(served, true);
 }
 
 }  // namespace

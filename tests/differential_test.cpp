@@ -23,6 +23,7 @@ struct Tally {
     uint64_t lookups_all = 0;
     uint64_t hits = 0;
     uint64_t mismatches = 0;
+    std::map<std::string, uint64_t> by_impl;  // lookups each implementation served
 };
 
 // Runs `bursts` random bursts through every implementation; returns the
@@ -71,6 +72,7 @@ void run_bursts(RandomSubtable& st, Gen& g, int bursts, Tally& tally) {
             const uint32_t n = std::popcount(keys_map);
             tally.lookups_all += n;
             tally.lookups_ours += impl.ours ? n : 0;
+            tally.by_impl[impl.name] += n;
             if (!same_result(found, got, expected_found, expected)) {
                 tally.mismatches++;
                 ADD_FAILURE() << impl.name << " differs from OVS generic on ("
@@ -170,6 +172,7 @@ TEST(Differential, EveryFingerprintUpTo16Blocks) {
     EXPECT_EQ(tally.mismatches, 0u);
     EXPECT_GE(tally.lookups_ours, 1'000'000u);
     EXPECT_GT(tally.hits, tally.lookups_all / 100);  // the hits are exercised too
+    expect_every_implementation_served(tally.by_impl, true);
 }
 
 // Every fingerprint the specialized list holds, with 1000 rules.
@@ -181,6 +184,7 @@ TEST(Differential, SpecializedFingerprintsWithManyRules) {
         run_bursts(st, g, 400, tally);
         ASSERT_EQ(tally.mismatches, 0u) << fp.u0 << "," << fp.u1;
     }
+    expect_every_implementation_served(tally.by_impl, true);
 }
 
 // The whole classifier (several subtables, ranking, removal) against the

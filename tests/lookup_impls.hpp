@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,43 @@ inline std::vector<NamedLookup> lookups_for(const dpcls_subtable* subtable,
     }
 #endif
     return out;
+}
+
+// Prints the lookups each implementation served, and fails when one the
+// CPU can run served none: a lookup that declined everything must not pass
+// as one that agreed everywhere.  `specialized` only where it has the
+// fingerprints (`expect_specialized`).
+inline void expect_every_implementation_served(const std::map<std::string, uint64_t>& by_impl,
+                                               bool expect_specialized) {
+    std::printf("lookups served:");
+    for (const auto& [name, n] : by_impl) {
+        std::printf(" %s %llu", name.c_str(), static_cast<unsigned long long>(n));
+    }
+    std::printf("\n");
+    auto served = [&](const char* name) {
+        const auto it = by_impl.find(name);
+        return it == by_impl.end() ? 0 : it->second;
+    };
+    EXPECT_GT(served("ovs_generic_runtime"), 0u);
+    EXPECT_GT(served("generic"), 0u);
+    if (expect_specialized) {
+        EXPECT_GT(served("specialized"), 0u);
+    }
+    const Availability avx512 = ovs_avx512_gather_availability();
+    if (avx512.available) {
+        EXPECT_GT(served("ovs_avx512_gather"), 0u);
+    } else {
+        std::printf("not checked: ovs_avx512_gather (%s)\n", avx512.why.c_str());
+    }
+#if OVSCLS_WITH_JIT
+    const Availability jit = jit_avx2_availability();
+    if (jit.available) {
+        EXPECT_GT(served("jit_avx2"), 0u);
+        EXPECT_GT(served("jit_avx2+fast"), 0u);
+    } else {
+        std::printf("not checked: jit_avx2 (%s)\n", jit.why.c_str());
+    }
+#endif
 }
 
 }  // namespace ovscls::test
