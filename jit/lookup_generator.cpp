@@ -152,6 +152,8 @@ static_assert(kRound1.hash.getIdx() == kFlat.hash.getIdx());
 static_assert(kProbe.node.getIdx() == Operand::RAX);
 
 // Frame fields, as rsp displacements (index scaled by the caller).
+// Stack pages are reserved and touched one at a time (emit_prologue()).
+constexpr uint32_t kStackProbeBytes = 4096;
 constexpr uint32_t kFrameHashes = offsetof(LookupFrame, hashes);
 constexpr uint32_t kFrameH1 = offsetof(LookupFrame, h1);
 constexpr uint32_t kFrameC1 = offsetof(LookupFrame, c1);
@@ -221,9 +223,10 @@ void LookupGenerator::generate() {
 }
 
 size_t LookupGenerator::reserved_bytes(const LookupShape& shape) {
-    // Measured (jit_test prints it): about 800 bytes fixed, and at most 80
-    // bytes per block with CRC32 (both paths and the compare), 190 with
-    // mhash; reserved with a margin.
+    // Measured (jit_test prints it): about 800 bytes fixed (with the
+    // endbr64 and up to two stack probes), and at most 80 bytes per block
+    // with CRC32 (both paths and the compare), 190 with mhash; reserved with
+    // a margin.
     const size_t bytes = 1024 + shape.blocks() * (kCrc32 ? 96 : 200);
     return (bytes + kCodePageBytes - 1) / kCodePageBytes * kCodePageBytes;
 }
@@ -233,10 +236,23 @@ size_t LookupGenerator::reserved_bytes(const LookupShape& shape) {
 // reserved, frame.impl and frame.slow_keys set; jumps to the epilogue for an
 // empty burst.  Clobbers rax.
 void LookupGenerator::emit_prologue() {
+    // A landing pad for OVS's indirect call: where the CPU enforces
+    // indirect branch tracking (CET IBT) a call to code without it faults;
+    // elsewhere it is a nop.
+    endbr64();
     for (const Reg64& r : {rbx, rbp, r12, r13, r14, r15}) {
         push(r);
     }
-    sub(rsp, frame_bytes_);
+    // The frame is up to ~8.4 KiB (32 blocks): reserve it a page at a time,
+    // touching each, so that it cannot step over the stack's guard page
+    // (stack clash); a frame within a page is reserved in one go.
+    uint32_t left = frame_bytes_;
+    while (left > kStackProbeBytes) {
+        sub(rsp, kStackProbeBytes);
+        or_(qword[rsp], 0);
+        left -= kStackProbeBytes;
+    }
+    sub(rsp, left);
     mov(kLive.subtable, rdi);
     mov(kLive.found.cvt32(), esi);
     mov(kLive.keys, rdx);
@@ -526,6 +542,7 @@ void LookupGenerator::emit_cmap_find_batch() {
     // only feed round 2, which is over).
     lea(rdi, ptr[kLive.subtable + kSubtableRules]);
     mov(esi, dword[rsp + kFrameHashes + kLive.index * 4]);
+    vzeroupper();  // OVS's code may be SSE: no AVX-SSE transition in it
     mov(rax, reinterpret_cast<uint64_t>(&cmap_find));
     call(rax);
     test(r.node, r.node);
