@@ -116,18 +116,19 @@ template <class N>
                                                     const uint64_t* tbl_values,
                                                     const uint64_t* mf_masks, uint64_t* blocks,
                                                     N count, uint32_t hash) {
-    for_each_block(count, [&](uint32_t b) __attribute__((always_inline)) {
-        const uint64_t below = mf_masks[b];
-        const uint32_t idx = std::popcount(below & pkt_map);
-        // All ones when the key has this block, else zero.
-        const uint64_t present = -static_cast<uint64_t>(((below + 1) & pkt_map) != 0);
-        // As OVS, the load is unconditional: idx is at most the key's value
-        // count, one word past its last value at most, which the key
-        // contract (classifier/layout.hpp) allows; `present` masks it off.
-        const uint64_t block = pkt_values[idx] & tbl_values[b] & present;
-        blocks[b] = block;
-        hash = hash::add64(hash, block);
-    });
+    for_each_block(
+        count, [&](uint32_t b) __attribute__((always_inline)) {
+            const uint64_t below = mf_masks[b];
+            const uint32_t idx = std::popcount(below & pkt_map);
+            // All ones when the key has this block, else zero.
+            const uint64_t present = -static_cast<uint64_t>(((below + 1) & pkt_map) != 0);
+            // As OVS, the load is unconditional: idx is at most the key's value
+            // count, one word past its last value at most, which the key
+            // contract (classifier/layout.hpp) allows; `present` masks it off.
+            const uint64_t block = pkt_values[idx] & tbl_values[b] & present;
+            blocks[b] = block;
+            hash = hash::add64(hash, block);
+        });
     return hash;
 }
 
@@ -136,7 +137,8 @@ template <class N>
 [[gnu::always_inline]] inline bool rule_matches(const Rule& rule, const uint64_t* blocks, N n) {
     uint64_t diff = 0;
     for_each_block(
-        n, [&](uint32_t b) __attribute__((always_inline)) { diff |= blocks[b] ^ rule.flow.values[b]; });
+        n, [&](uint32_t b)
+               __attribute__((always_inline)) { diff |= blocks[b] ^ rule.flow.values[b]; });
     return diff == 0;
 }
 
