@@ -152,7 +152,7 @@ Engine::Engine(EngineOptions options) : state_(std::make_unique<State>()) {
     state_->log = options.log ? std::move(options.log) : stderr_log;
     std::string note;
     state_->config = clamp_to_system(options.config, &note);
-    state_->hot_hits.store(options.config.hot_hits, std::memory_order_relaxed);
+    state_->hot_hits.store(state_->config.hot_hits, std::memory_order_relaxed);
     if (!note.empty()) {
         log_line("jit_avx2: " + note);
     }
