@@ -4,11 +4,17 @@
 #
 #   tests/fuzz.sh [--seconds N]     (default 60 per target)
 #
-# Builds them (scripts/build.sh fuzz -> build/fuzz), then runs each for N
-# seconds on a working corpus in build/fuzz/corpus/TARGET, started from the
-# committed seeds (tests/fuzz/seeds/TARGET: inputs that once failed, kept
-# with their fix) and from seeds made of the project's own tables (one per
-# fingerprint of lookups/fingerprints.def).  Prints per target the inputs
+# The targets: lookup_fuzz (one subtable, every lookup against OVS's
+# generic), classifier_fuzz (operation sequences on a classifier against the
+# brute-force reference), megaflow_fuzz (megaflow text through OVS's parser,
+# frames through miniflow_extract(), into the lookups); each file's top
+# comment says what it checks.  Builds them (scripts/build.sh fuzz ->
+# build/fuzz), then runs each for N seconds on a working corpus in
+# build/fuzz/corpus/TARGET, started from the committed seeds
+# (tests/fuzz/seeds/TARGET: inputs that once failed, kept with their fix)
+# and from seeds made of the project's own tables by fuzz_seeds (the
+# fingerprints of lookups/fingerprints.def, the megaflows of tests/corpus
+# with the frames of tests/frames.hpp).  Prints per target the inputs
 # run, the coverage (edges) and what the target says it checked; fails on
 # any crash, mismatch, leak or undefined behaviour, naming the input that
 # caused it (build/fuzz/artifacts/).
@@ -30,32 +36,26 @@ if ! log=$(scripts/build.sh fuzz 2>&1); then
     exit 1
 fi
 
-# lookup_fuzz reads u1 then u0 from its first two bytes (Gen::below).
-fingerprint_seeds() {
-    local dir=$1
-    sed -n 's/^FINGERPRINT(\([0-9]*\), *\([0-9]*\),.*/\1 \2/p' lookups/fingerprints.def |
-        while read -r u0 u1; do
-            { printf "\\x$(printf %02x "$u1")\\x$(printf %02x "$u0")"
-              head -c 256 /dev/zero | tr '\0' '\125'; } >"$dir/fingerprint-$u0-$u1"
-        done
-}
-
 failed=0
 mkdir -p build/fuzz/artifacts
-for target in lookup_fuzz; do
+for target in lookup_fuzz classifier_fuzz megaflow_fuzz; do
     corpus=build/fuzz/corpus/$target
-    mkdir -p "$corpus"
-    fingerprint_seeds "$corpus"
+    mkdir -p "$corpus" "tests/fuzz/seeds/$target"
+    case $target in
+        megaflow_fuzz) seeds_from=(tests/corpus/megaflows.txt); max_len=8192 ;;
+        *) seeds_from=(); max_len=4096 ;;
+    esac
+    build/fuzz/tests/fuzz/fuzz_seeds "$target" "$corpus" "${seeds_from[@]}"
     out=build/fuzz/$target.log
     echo "fuzz: $target for $seconds s"
-    if build/fuzz/tests/fuzz/$target -max_total_time="$seconds" -max_len=4096 -timeout=20 \
+    if build/fuzz/tests/fuzz/$target -max_total_time="$seconds" -max_len="$max_len" -timeout=20 \
         -print_final_stats=1 -artifact_prefix="build/fuzz/artifacts/$target-" \
         "$corpus" "tests/fuzz/seeds/$target" >"$out" 2>&1; then
         runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out")
         cov=$(grep -o 'cov: [0-9]*' "$out" | tail -1)
         echo "  $runs inputs, coverage ${cov#cov: } edges; $(grep "^$target:" "$out" | tail -1)"
     else
-        grep -E '^(==[0-9]+==ERROR|SUMMARY|lookup_fuzz:|.*runtime error)' "$out" | head -20 >&2
+        grep -E "^(==[0-9]+==ERROR|SUMMARY|$target:|.*runtime error)" "$out" | head -20 >&2
         grep -E 'Test unit written to' "$out" >&2 || true
         echo "fuzz: $target FAILED (log: $out); keep the input in tests/fuzz/seeds/$target with its fix" >&2
         failed=1

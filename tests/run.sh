@@ -4,7 +4,7 @@
 # again for aarch64, cross-built and run under qemu-aarch64), the
 # concurrency and JIT tests under ThreadSanitizer, all unit tests under
 # AddressSanitizer (with leak detection) and UndefinedBehaviorSanitizer, a
-# short microbenchmark smoke run, the fuzz targets for a minute each
+# short microbenchmark smoke run, the fuzz targets for 40 s each
 # (tests/fuzz.sh), the JIT flood run, the phy-to-phy
 # benchmark's traffic and parser tests,
 # ovs-vswitchd with the plugin built in (tests/vswitchd/run.sh: OVS's
@@ -93,8 +93,8 @@ else
     failed=$((failed + 1))
 fi
 
-echo "=== fuzz targets (libFuzzer under ASan and UBSan, 60 s each)"
-if tests/fuzz.sh --seconds 60; then
+echo "=== fuzz targets (libFuzzer under ASan and UBSan, 40 s each)"
+if tests/fuzz.sh --seconds 40; then
     passed=$((passed + 1))
 else
     failed=$((failed + 1))

@@ -18,91 +18,30 @@
 // seccomp filter (wx_filter.hpp) refuses any writable and executable
 // mapping meanwhile.
 #include <algorithm>
-#include <bit>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <map>
-#include <string>
 #include <vector>
 
-#include "classifier/registry.hpp"
 #include "generators.hpp"
-#include "guarded_keys.hpp"
-#include "lookup_check.hpp"
+#include "lookup_fixture.hpp"
 #include "random_subtable.hpp"
-#include "standalone/builtin_lookups.hpp"
-#include "wx_filter.hpp"
-#if OVSCLS_WITH_JIT
-#include "jit/engine.hpp"
-#endif
 
 namespace ovscls::test {
 namespace {
 
-// The registry under test, with an engine of its own whose compile rate is
-// unbounded (the process engine's 1000/s would decline most inputs).
-struct Fixture {
-#if OVSCLS_WITH_JIT
-    jit::Engine engine{[] {
-        jit::EngineOptions options;
-        options.config.cache.compiles_per_sec = 1u << 30;
-        return options;
-    }()};
-#endif
-    LookupRegistry registry;
-    GuardedKeys<kMaxBurst> keys;
-
-    Fixture() {
-        std::string why;
-        if (!install_wx_filter(&why)) {
-            std::fprintf(stderr, "lookup_fuzz: not checked: W^X by the kernel (%s)\n", why.c_str());
-        }
-#if OVSCLS_WITH_JIT
-        add_builtin_lookups(registry, &engine);
-#else
-        add_builtin_lookups(registry);
-#endif
-    }
-};
-
-// Bursts each implementation was checked on, printed at exit: a run in
-// which jit_avx2 (or any other) was never checked says so.
-std::map<std::string, uint64_t>& checked() {
-    static auto* counts = new std::map<std::string, uint64_t>;
-    return *counts;
-}
 uint64_t inputs = 0;
 
-void print_checked() {
-    std::fprintf(stderr, "lookup_fuzz: %llu inputs; bursts checked against OVS's generic:",
-                 (unsigned long long)inputs);
-    for (const char* name :
-         {"generic", "specialized", "jit_avx2", "jit_avx2+fast", "ovs_avx512_gather"}) {
-        const auto it = checked().find(name);
-        std::fprintf(stderr, " %s %llu", name,
-                     (unsigned long long)(it == checked().end() ? 0 : it->second));
-    }
-    std::fprintf(stderr, "\n");
-}
-
-Fixture& fixture() {
-    static Fixture* f = [] {
-        std::atexit(print_checked);
-        return new Fixture;  // never destroyed: OVS-RCU may still free code
+LookupFixture& fixture() {
+    static LookupFixture* f = [] {
+        std::atexit([] {
+            char prefix[64];
+            std::snprintf(prefix, sizeof prefix, "lookup_fuzz: %llu inputs",
+                          (unsigned long long)inputs);
+            fixture().print_checked(prefix);
+        });
+        return new LookupFixture("lookup_fuzz");  // never destroyed (lookup_fixture.hpp)
     }();
     return *f;
-}
-
-[[noreturn]] void mismatch(const std::string& name, const dpcls_subtable* subtable,
-                           uint32_t keys_map, uint32_t want, uint32_t got) {
-    const Subtable& s = *view(subtable);
-    std::fprintf(stderr,
-                 "lookup_fuzz: %s differs from OVS's generic on (%u,%u), mask map "
-                 "%016llx %016llx, keys_map %08x: found %08x, OVS %08x\n",
-                 name.c_str(), s.u0_bits, s.u1_bits, (unsigned long long)s.mask.map.bits[0],
-                 (unsigned long long)s.mask.map.bits[1], keys_map, got, want);
-    std::abort();
 }
 
 }  // namespace
@@ -111,7 +50,7 @@ Fixture& fixture() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace ovscls;
     using namespace ovscls::test;
-    Fixture& f = fixture();
+    LookupFixture& f = fixture();
     Gen g(data, size);
 
     // Any fingerprint a subtable can have: a mask holds at most as many
@@ -133,53 +72,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     uint32_t keys_map = g.chance(50) ? all : static_cast<uint32_t>(g.u64()) & all;
     keys_map = keys_map ? keys_map : 1;
 
-    // The implementations, probed as for a hot subtable.
-    std::vector<NamedLookup> impls;
-    const Subtable& s = *view(st.subtable);
-    const ProbeContext hot{s.u0_bits, s.u1_bits, st.subtable, UINT32_MAX};
-    for (size_t i = 0; i < f.registry.size(); i++) {
-        const LookupImpl& impl = f.registry.at(i);
-        ovsb_lookup_func fn = impl.probe(hot);
-#if OVSCLS_WITH_JIT
-        if (!fn && impl.name == "jit_avx2") {
-            f.engine.drain();
-            fn = impl.probe(hot);
-        }
-#endif
-        if (fn) {
-            impls.push_back({impl.name, fn, true});
-        }
+    // jit_avx2's fast path for the mask's map, a key's map or any map.
+    MiniflowMap fast = view(st.subtable)->mask.map;
+    if (g.chance(50)) {
+        fast = made[g.below(n)].map;
+    } else if (g.chance(30)) {
+        fast = {{g.u64(), g.u64() & ((uint64_t{1} << kUnit1Bits) - 1)}};
     }
-#if OVSCLS_WITH_JIT
-    if (f.engine.compiled_for(st.subtable)) {
-        // A fast path for the mask's map, a key's map or any map at all.
-        MiniflowMap expected = s.mask.map;
-        if (g.chance(50)) {
-            expected = made[g.below(n)].map;
-        } else if (g.chance(30)) {
-            expected = {{g.u64(), g.u64() & ((uint64_t{1} << kUnit1Bits) - 1)}};
-        }
-        if (ovsb_lookup_func fn = f.engine.compile_now(st.subtable, expected)) {
-            impls.push_back({"jit_avx2+fast", fn, true});
-        }
-    }
-#endif
-    if (ovsb_lookup_func fn = ovsb_ovs_avx512_gather_probe(s.u0_bits, s.u1_bits)) {
-        impls.push_back({"ovs_avx512_gather", fn, false});
-    }
+    const std::vector<NamedLookup> impls = lookups_under_test(f, st.subtable, &fast);
 
+    uint32_t want_found;
     dpcls_rule* want[kMaxBurst];
-    std::fill(std::begin(want), std::end(want), kUnset);
-    const uint32_t want_found = ovs_truth(st.subtable)(st.subtable, keys_map, keys, want);
-    for (const NamedLookup& impl : impls) {
-        dpcls_rule* got[kMaxBurst];
-        std::fill(std::begin(got), std::end(got), kUnset);
-        const uint32_t got_found = impl.fn(st.subtable, keys_map, keys, got);
-        if (!same_result(got_found, got, want_found, want)) {
-            mismatch(impl.name, st.subtable, keys_map, want_found, got_found);
-        }
-        checked()[impl.name]++;
-    }
+    check_burst(f, impls, st.subtable, keys_map, keys, &want_found, want);
     inputs++;
     return 0;
 }
