@@ -16,10 +16,27 @@
 # (scripts/install-deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
 
 passed=0
 failed=0
+
+# Each "=== " phase is timed; the table is printed at the end, so that a CI
+# log says where the time went.
+timings=()
+phase_name=""
+phase_start=$SECONDS
+phase() {  # phase TITLE: ends the running phase, starts the next
+    if [ -n "$phase_name" ]; then
+        timings+=("$(printf '%6d s  %s' $((SECONDS - phase_start)) "$phase_name")")
+    fi
+    phase_name=$1
+    phase_start=$SECONDS
+    [ -z "$1" ] || echo "=== $1"
+}
+
+phase "packages (scripts/install-deps.sh)"
+scripts/install-deps.sh
+
 run_ctest() {  # run_ctest BUILD_DIR [ctest args]
     local dir=$1
     shift
@@ -45,7 +62,7 @@ print_cpu_case() {  # print_cpu_case BUILD_DIR
 }
 
 for flavour in sse42 debian; do
-    echo "=== tests against the OVS '$flavour' flavour"
+    phase "tests against the OVS '$flavour' flavour"
     scripts/build.sh "$flavour"
     run_ctest "build/$flavour"
     print_cpu_case "build/$flavour"
@@ -56,25 +73,25 @@ done
 # specialized against OVS's own lookups, with OVS's ARM CRC32C hash
 # (aarch64-crc) and with Debian's flags (aarch64-debian, mhash).  No JIT.
 for flavour in aarch64-crc aarch64-debian; do
-    echo "=== tests against the OVS '$flavour' flavour (cross-built, under qemu-aarch64)"
+    phase "tests against the OVS '$flavour' flavour (cross-built, under qemu-aarch64)"
     scripts/build.sh "$flavour"
     run_ctest "build/$flavour"
     print_cpu_case "build/$flavour"
 done
 
-echo "=== concurrency and JIT tests under ThreadSanitizer"
+phase "concurrency and JIT tests under ThreadSanitizer"
 scripts/build.sh tsan --target concurrency_test --target jit_test
 export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1"
 run_ctest build/tsan -R 'concurrency_test|jit_test'
 
-echo "=== the unit tests under AddressSanitizer (leaks too) and UndefinedBehaviorSanitizer"
+phase "the unit tests under AddressSanitizer (leaks too) and UndefinedBehaviorSanitizer"
 scripts/build.sh asan --target differential_test --target classifier_test --target hash_test \
     --target corpus_test --target concurrency_test --target jit_test
 export ASAN_OPTIONS="halt_on_error=1 detect_leaks=1"
 export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1"
 run_ctest build/asan
 
-echo "=== microbenchmark smoke run (one fingerprint)"
+phase "microbenchmark smoke run (one fingerprint)"
 if build/sse42/perf/microbench --quick --benchmark_filter='^4,1/real/1000/' \
     --benchmark_min_time=0.001 >/dev/null; then
     passed=$((passed + 1))
@@ -83,7 +100,7 @@ else
     failed=$((failed + 1))
 fi
 
-echo "=== instruction counts under callgrind (perf/instructions.sh smoke run)"
+phase "instruction counts under callgrind (perf/instructions.sh smoke run)"
 if out=$(perf/instructions.sh '^4,1/real/1/hit/' 2>&1) &&
     grep -Eq '^4,1/real/1/hit +[0-9.]+ \([0-9.]+\) +[0-9.]+ \(1\.00\)' <<<"$out"; then
     passed=$((passed + 1))
@@ -93,14 +110,14 @@ else
     failed=$((failed + 1))
 fi
 
-echo "=== fuzz targets (libFuzzer under ASan and UBSan, 40 s each)"
+phase "fuzz targets (libFuzzer under ASan and UBSan, 40 s each)"
 if tests/fuzz.sh --seconds 40; then
     passed=$((passed + 1))
 else
     failed=$((failed + 1))
 fi
 
-echo "=== JIT flood (10000 new masks): bounded compiles, every packet hits"
+phase "JIT flood (10000 new masks): bounded compiles, every packet hits"
 if build/sse42/perf/jit_flood >/dev/null; then
     passed=$((passed + 1))
 else
@@ -108,21 +125,21 @@ else
     failed=$((failed + 1))
 fi
 
-echo "=== perf/p2p: scenario (b)'s prefix traffic, pcap format, testpmd parser"
+phase "perf/p2p: scenario (b)'s prefix traffic, pcap format, testpmd parser"
 if python3 tests/p2p_test.py; then
     passed=$((passed + 1))
 else
     failed=$((failed + 1))
 fi
 
-echo "=== ovs-vswitchd with the plugin (patched build, OVS testsuite, project tests)"
+phase "ovs-vswitchd with the plugin (patched build, OVS testsuite, project tests)"
 if tests/vswitchd/run.sh; then
     passed=$((passed + 1))
 else
     failed=$((failed + 1))
 fi
 
-echo "=== the patched ovs-vswitchd for aarch64 (cross-built, run under qemu-aarch64)"
+phase "the patched ovs-vswitchd for aarch64 (cross-built, run under qemu-aarch64)"
 if native=$(patches/cached-build.sh --plugin-default | tail -1) &&
     foreign=$(patches/cached-build.sh --host aarch64-linux-gnu --plugin-default | tail -1) &&
     tests/vswitchd/foreign_arch_test.sh "$foreign" "$native"; then
@@ -131,7 +148,7 @@ else
     failed=$((failed + 1))
 fi
 
-echo "=== the tests on emulated CPUs: without AVX512, without AVX2 (qemu-x86_64)"
+phase "the tests on emulated CPUs: without AVX512, without AVX2 (qemu-x86_64)"
 if prefix=$(patches/cached-build.sh --plugin-default | tail -1) &&
     tests/emulated_cpus.sh build/sse42 "$prefix"; then
     passed=$((passed + 1))
@@ -139,5 +156,8 @@ else
     failed=$((failed + 1))
 fi
 
-echo "tests: $passed passed, $failed failed"
+phase ""
+echo "time per phase:"
+printf '%s\n' "${timings[@]}"
+echo "tests: $passed passed, $failed failed, $((SECONDS / 60)) min $((SECONDS % 60)) s"
 [ "$failed" -eq 0 ]
