@@ -46,9 +46,13 @@ function(ovs_flavour name)
   set(OVS_FLAVOUR_CFLAGS ${cflags} PARENT_SCOPE)
 endfunction()
 
-# ovs_source(): sets OVS_VERSION.
-function(ovs_source)
-  ovs_table_row(${CMAKE_CURRENT_FUNCTION_LIST_DIR}/ovs-sources.txt "" row)
-  list(GET row 0 version)
+# ovs_source(RELEASE): sets OVS_VERSION; fails naming the known releases.
+function(ovs_source release)
+  set(table ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/ovs-sources.txt)
+  ovs_table_row(${table} "${release}" row)
+  if(NOT row)
+    message(FATAL_ERROR "OVS_RELEASE '${release}' is not in cmake/ovs-sources.txt")
+  endif()
+  list(GET row 1 version)
   set(OVS_VERSION ${version} PARENT_SCOPE)
 endfunction()

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Builds Open vSwitch's lib/ (libopenvswitch.a, and libopenvswitchavx512.a
-# on x86-64) from the source in cmake/ovs-sources.txt, in one flavour of
-# cmake/ovs-flavours.txt, and caches the configured tree outside the clone
-# so later builds and CI reuse it.
+# on x86-64) from a release's source in cmake/ovs-sources.txt, in one
+# flavour of cmake/ovs-flavours.txt, and caches the configured tree outside
+# the clone so later builds and CI reuse it.
 #
-#   build-ovs-lib.sh FLAVOUR          build (or find) it; prints the tree's
-#                                     path on its last line
-#   build-ovs-lib.sh --dir FLAVOUR    only print where it is (or will be)
+#   build-ovs-lib.sh [--ovs RELEASE] FLAVOUR         build (or find) it;
+#                                                    prints the tree's path
+#                                                    on its last line
+#   build-ovs-lib.sh --dir [--ovs RELEASE] FLAVOUR   only print where it is
+#                                                    (or will be)
+#
+# RELEASE: 3.1 (the default) or 3.5.
 #
 # Flavours (the table has the flags): sse42 (CRC32 hash, avx512_gather
 # registered), debian (Debian's own flags, mhash), sse42-tsan (sse42 under
@@ -14,8 +18,8 @@
 # when OVS's lib is instrumented too), aarch64-crc and aarch64-debian
 # (cross-built with Debian's gcc-aarch64-linux-gnu).
 #
-# The cache key is the tarball's sha256, the flags and the configure
-# arguments, so a changed tarball or flag set never reuses a stale build.
+# The cache key is the source's sha256, the flags and the configure
+# arguments, so a changed source or flag set never reuses a stale build.
 # Also writes ovs-libs.txt in the tree: the link flags OVS's own programs
 # use (its Makefile's LIBS), which the project links with as a response file.
 set -euo pipefail
@@ -23,17 +27,20 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/ovs-table.sh"
 
 only_dir=no
-if [ "${1:-}" = --dir ]; then
-    only_dir=yes
-    shift
-fi
-flavour=${1:?usage: build-ovs-lib.sh [--dir] FLAVOUR}
+release=$(ovs_release_names | head -1)
+while [ $# -gt 1 ]; do
+    case "$1" in
+        --dir) only_dir=yes; shift ;;
+        --ovs) release=${2:?--ovs needs a release}; shift 2 ;;
+        *) break ;;
+    esac
+done
+flavour=${1:?usage: build-ovs-lib.sh [--dir] [--ovs RELEASE] FLAVOUR}
 cflags=$(ovs_flavour "$flavour" cflags)
 host=$(ovs_flavour "$flavour" host)
 cross=$(ovs_cross_prefix "$host")
-version=$(ovs_source version)
-expected_sha256=$(ovs_source sha256)
-tarball=${OVS_TARBALL:-$(ovs_source tarball)}
+version=$(ovs_source "$release" version)
+expected_sha256=$(ovs_source "$release" sha256)
 cache_root=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
 
 # Features the classifier does not need are switched off.  What configure
@@ -56,16 +63,6 @@ if [ -f "$dir/.built" ]; then
     echo "$dir/src"
     exit 0
 fi
-if [ ! -r "$tarball" ]; then
-    echo "build-ovs-lib.sh: $tarball not found; install Debian's openvswitch-source" >&2
-    exit 1
-fi
-actual_sha256=$(sha256sum "$tarball" | cut -d' ' -f1)
-if [ "$actual_sha256" != "$expected_sha256" ]; then
-    echo "build-ovs-lib.sh: $tarball has sha256 $actual_sha256," >&2
-    echo "  expected $expected_sha256 ($(ovs_source origin))" >&2
-    exit 1
-fi
 if [ -n "$cross" ] && ! command -v "${cross}gcc" >/dev/null; then
     echo "build-ovs-lib.sh: flavour $flavour needs ${cross}gcc (apt-get install gcc-$host)" >&2
     exit 1
@@ -74,8 +71,7 @@ fi
 echo "build-ovs-lib.sh: building OVS $version lib ($flavour: $cflags${cross:+, for $host}) in $dir" >&2
 rm -rf "$dir"
 mkdir -p "$dir"
-tar -xzf "$tarball" -C "$dir"
-mv "$dir/openvswitch" "$dir/src"
+ovs_source_unpack "$release" "$dir/src" || { echo "build-ovs-lib.sh: no OVS $version source" >&2; exit 1; }
 cd "$dir/src"
 ldflags=$(case $cflags in *-fsanitize=thread*) echo -fsanitize=thread ;; esac)
 ./configure CFLAGS="$cflags" LDFLAGS="$ldflags" "${configure_args[@]}" >"$dir/configure.log" 2>&1 ||

@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
-# Builds Open vSwitch (the source in cmake/ovs-sources.txt: Debian 12's
-# openvswitch-source, 3.1.0) with the ovs-dpcls-plugin lookups linked in,
-# and installs it.
+# Builds Open vSwitch with the ovs-dpcls-plugin lookups linked in, and
+# installs it.
 #
-#   patches/build-ovs.sh --prefix DIR [--dpdk] [--autovalidator]
-#                        [--plugin-default] [--flavour F] [--host HOST]
+#   patches/build-ovs.sh --prefix DIR [--ovs RELEASE | --ovs-source SRC]
+#                        [--dpdk] [--autovalidator] [--plugin-default]
+#                        [--flavour F] [--host HOST]
 #
 #   --prefix DIR       install into DIR (bin/, sbin/, share/...); the
 #                      configured, built tree stays in DIR/src, so other
 #                      programs can compile against its headers and config.h
 #                      and link DIR/src/lib/.libs/libopenvswitch.a
+#   --ovs RELEASE      a release line of cmake/ovs-sources.txt, its source
+#                      pinned by sha256: 3.1 (default; Debian 12's
+#                      openvswitch-source 3.1.0) or 3.5 (Debian 13's 3.5.0,
+#                      fetched through a private apt configuration)
+#   --ovs-source SRC   any other Open vSwitch 3.x source: a release tarball
+#                      or a directory (a git tree without ./configure gets
+#                      ./boot.sh first); its version (configure.ac) picks
+#                      the series
 #   --dpdk             build with DPDK (--with-dpdk=shared, Debian's
 #                      libdpdk-dev 22.11, the version OVS 3.1 expects)
 #   --autovalidator    OVS's --enable-autovalidator: every lookup
@@ -29,18 +37,23 @@
 #                      without --flavour, the first flavour of the table
 #                      for HOST (aarch64-crc); with it, must be its host
 #
-# The series in patches/series is applied to a fresh tree; if a patch does
-# not apply, nothing is built and the script says which one.
+# The series (patches/series-RELEASE: one per release line, listing the
+# patch files, which series share when identical) is that of the tree's
+# release line, else the nearest older one, else any other whose every
+# patch applies; it is applied to a fresh tree.  When none applies, nothing
+# is built and the script says which patch of which series failed.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
-prefix="" dpdk=no autovalidator=no plugin_default=no flavour="" want_host=""
+prefix="" dpdk=no autovalidator=no plugin_default=no flavour="" want_host="" release="" ovs_src=""
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --prefix) prefix=${2:?--prefix needs a directory}; shift 2 ;;
         --prefix=*) prefix=${1#--prefix=}; shift ;;
+        --ovs) release=${2:?--ovs needs a release of cmake/ovs-sources.txt}; shift 2 ;;
+        --ovs-source) ovs_src=${2:?--ovs-source needs a tarball or directory}; shift 2 ;;
         --dpdk) dpdk=yes; shift ;;
         --autovalidator) autovalidator=yes; shift ;;
         --plugin-default) plugin_default=yes; shift ;;
@@ -66,7 +79,22 @@ if [ -n "$want_host" ] && [ "$want_host" != "$host" ]; then
     echo "build-ovs.sh: flavour $flavour is for $host, not --host $want_host" >&2
     exit 2
 fi
-version=$(ovs_source version)
+if [ -n "$release" ] && [ -n "$ovs_src" ]; then
+    echo "build-ovs.sh: --ovs and --ovs-source exclude each other" >&2
+    exit 2
+fi
+if [ -n "$ovs_src" ]; then
+    [ -e "$ovs_src" ] || { echo "build-ovs.sh: --ovs-source $ovs_src does not exist" >&2; exit 2; }
+    ovs_src=$(cd "$(dirname "$ovs_src")" && pwd)/$(basename "$ovs_src")
+else
+    release=${release:-$(ovs_release_names | head -1)}
+    ovs_source "$release" version >/dev/null ||
+        { echo "build-ovs.sh: for another release, give its source with --ovs-source" >&2; exit 2; }
+fi
+if [ "$dpdk" = yes ] && [ "$release" != 3.1 ]; then
+    echo "build-ovs.sh: --dpdk is built with Debian 12's DPDK 22.11, which only OVS 3.1 takes" >&2
+    exit 2
+fi
 if [ -n "$cross" ] && [ "$dpdk" = yes ]; then
     echo "build-ovs.sh: --dpdk is not supported when cross-building for $host" >&2
     exit 2
@@ -88,7 +116,90 @@ if [ "$dpdk" = yes ]; then
     }
 fi
 
-# 1. The plugin library, for the same hash flavour.
+# 1. A fresh tree (a pinned release, or the given source) with a series.
+rm -rf "$prefix/src" "$prefix/src.tmp"
+if [ -n "$release" ]; then
+    step "unpacking OVS $(ovs_source "$release" version) ($(ovs_source "$release" origin)) into $prefix/src"
+    ovs_source_unpack "$release" "$prefix/src" 2>>"$log" || fail "unpacking OVS $release"
+elif [ -d "$ovs_src" ]; then
+    step "copying $ovs_src into $prefix/src"
+    cp -a "$ovs_src" "$prefix/src.tmp" && mv "$prefix/src.tmp" "$prefix/src"
+else
+    step "unpacking $ovs_src into $prefix/src"
+    mkdir -p "$prefix/src.tmp"
+    tar -xf "$ovs_src" -C "$prefix/src.tmp" || fail "unpacking $ovs_src"
+    top_dirs=("$prefix"/src.tmp/*)
+    [ ${#top_dirs[@]} -eq 1 ] && [ -d "${top_dirs[0]}" ] ||
+        { echo "build-ovs.sh: $ovs_src does not hold one top directory" >&2; exit 1; }
+    mv "${top_dirs[0]}" "$prefix/src"
+    rmdir "$prefix/src.tmp"
+fi
+cd "$prefix/src"
+[ -f configure.ac ] && [ -f lib/dpif-netdev-lookup.c ] ||
+    { echo "build-ovs.sh: $prefix/src is not an Open vSwitch source tree" >&2; exit 1; }
+version=$(sed -n 's/^AC_INIT(openvswitch, *\([0-9][0-9.]*\),.*/\1/p' configure.ac)
+case "$version" in
+    3.*.*) ;;
+    *) echo "build-ovs.sh: the tree is Open vSwitch '${version:-unknown}', not a 3.x release" >&2; exit 1 ;;
+esac
+if [ ! -x configure ]; then
+    step "no ./configure (a git tree): ./boot.sh"
+    for tool in autoconf automake libtool; do
+        command -v "$tool" >/dev/null || missing_tools+=("$tool")
+    done
+    if [ -n "${missing_tools[*]:-}" ]; then
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            "${missing_tools[@]}" >/dev/null
+    fi
+    ./boot.sh >>"$log" 2>&1 || fail "./boot.sh"
+fi
+
+# Series to try: the tree's release line, then the older lines nearest
+# first, then the newer ones.
+line=${version%.*}
+candidates=$(ls "$here" | sed -n 's/^series-\([0-9]*\.[0-9]*\)$/\1/p' | awk -v l="$line" '
+    function num(v, p) { split(v, p, "."); return p[1] * 1000 + p[2] }
+    { d = num($0) - num(l); print (d == 0 ? 0 : d < 0 ? 1 : 2), (d < 0 ? -d : d), $0 }' |
+    sort -k1,1n -k2,2n | cut -d' ' -f3)
+# True when every patch of series-$1 applies, in order, to a scratch copy
+# of the tree; else names the first that does not in $failed_patch.
+series_applies() {
+    local scratch p ok=0
+    scratch=$(mktemp -d)
+    cp -a . "$scratch/t"
+    while read -r p; do
+        case "$p" in "" | \#*) continue ;; esac
+        if ! (cd "$scratch/t" && patch -p1 --silent --force --no-backup-if-mismatch \
+            <"$here/$p" >/dev/null 2>&1); then
+            failed_patch=$p
+            ok=1
+            break
+        fi
+    done <"$here/series-$1"
+    rm -rf "$scratch"
+    return "$ok"
+}
+chosen="" tried=()
+for s in $candidates; do
+    if series_applies "$s"; then
+        chosen=$s
+        break
+    fi
+    tried+=("series-$s ($failed_patch does not apply)")
+done
+if [ -z "$chosen" ]; then
+    echo "build-ovs.sh: no series fits Open vSwitch $version; tried: ${tried[*]:-no series at all}" >&2
+    echo "  (patches/README.md says how to port the series to another release)" >&2
+    exit 1
+fi
+[ "$chosen" = "$line" ] || step "no series-$line: series-$chosen applies to OVS $version"
+while read -r p; do
+    case "$p" in "" | \#*) continue ;; esac
+    patch -p1 --silent <"$here/$p" >>"$log" 2>&1 || fail "applying $p"
+    step "applied $p (series-$chosen)"
+done <"$here/series-$chosen"
+
+# 2. The plugin library, for the same hash flavour.
 step "building libovscls_plugin.a ($flavour)"
 plugin_args=(-DOVSCLS_PLUGIN_ONLY=ON -DOVS_FLAVOUR="$flavour" -DCMAKE_BUILD_TYPE=Release)
 [ -n "$cross" ] && plugin_args+=(-DCMAKE_TOOLCHAIN_FILE="$top/cmake/toolchain-$host.cmake")
@@ -97,30 +208,6 @@ cmake -S "$top" -B "$prefix/plugin-build" "${plugin_args[@]}" >>"$log" 2>&1 ||
 cmake --build "$prefix/plugin-build" -j"$jobs" --target ovscls_plugin >>"$log" 2>&1 ||
     fail "building the plugin"
 plugin_lib="$prefix/plugin-build/libovscls_plugin.a"
-
-# 2. A fresh tree from the tarball, checksum verified, with the series.
-tarball=${OVS_TARBALL:-$(ovs_source tarball)}
-[ "$(sha256sum "$tarball" | cut -d' ' -f1)" = "$(ovs_source sha256)" ] || {
-    echo "build-ovs.sh: $tarball is not $(ovs_source origin) (sha256 differs)" >&2
-    exit 1
-}
-step "unpacking OVS $version into $prefix/src"
-rm -rf "$prefix/src" "$prefix/src.tmp"
-mkdir -p "$prefix/src.tmp"
-tar -xzf "$tarball" -C "$prefix/src.tmp"
-mv "$prefix/src.tmp/openvswitch" "$prefix/src"
-rmdir "$prefix/src.tmp"
-cd "$prefix/src"
-while read -r p; do
-    case "$p" in "" | \#*) continue ;; esac
-    if ! patch -p1 --dry-run --silent <"$here/$p" >>"$log" 2>&1; then
-        echo "build-ovs.sh: patch $p does not apply to $tarball; nothing was built" >&2
-        patch -p1 --dry-run <"$here/$p" >&2 || true
-        exit 1
-    fi
-    patch -p1 --silent <"$here/$p" >>"$log" 2>&1
-    step "applied $p"
-done <"$here/series"
 
 # 3. configure, build, install.
 args=(--prefix="$prefix" --localstatedir="$prefix/var" --sysconfdir="$prefix/etc")
@@ -131,11 +218,26 @@ args=(--prefix="$prefix" --localstatedir="$prefix/var" --sysconfdir="$prefix/etc
 [ "$autovalidator" = yes ] && args+=(--enable-autovalidator)
 cppflags=""
 [ "$plugin_default" = yes ] && cppflags="-DDPCLS_PLUGIN_DEFAULT"
-step "configuring: ${args[*]} CFLAGS=\"$cflags\" CPPFLAGS=\"$cppflags\""
-./configure "${args[@]}" CFLAGS="$cflags" CPPFLAGS="$cppflags" \
+# ccache (Debian's), its cache beside the builds: configurations and
+# releases share most of OVS's objects (ccache's preprocessor mode sees
+# through -D flags and config.h lines no file uses), and a changed plugin
+# changes none of them.  Paths inside the tree and the tree's location do
+# not enter the hash.
+cc=${cross}gcc
+if command -v ccache >/dev/null; then
+    export CCACHE_DIR=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}/ccache
+    export CCACHE_BASEDIR=$prefix CCACHE_NOHASHDIR=1
+    cc="ccache $cc"
+    ccache --zero-stats >/dev/null
+fi
+step "configuring: ${args[*]} CC=\"$cc\" CFLAGS=\"$cflags\" CPPFLAGS=\"$cppflags\""
+./configure "${args[@]}" CC="$cc" CFLAGS="$cflags" CPPFLAGS="$cppflags" \
     LIBS="$plugin_lib -lstdc++" >>"$log" 2>&1 || fail "configure"
-step "building with $jobs jobs (a few minutes)"
+step "building with $jobs jobs (a few minutes without ccache hits)"
 make -j"$jobs" >>"$log" 2>&1 || fail "make"
+if [[ $cc == ccache* ]]; then
+    step "ccache: $(ccache --print-stats | awk -F'\t' '/^direct_cache_hit|^preprocessed_cache_hit|^cache_miss/ { printf "%s %s ", $1, $2 }')"
+fi
 make install >>"$log" 2>&1 || fail "make install"
 # What was built, for scripts that reuse this prefix.
 cat >"$prefix/build-info" <<INFO

@@ -102,7 +102,12 @@ ovsb_frame_compose(const uint64_t flow[], void *buf, size_t buf_len)
     size_t len = 0;
 
     dp_packet_init(&packet, 0);
+#if OVSB_OVS_VERSION >= 30300
+    /* OVS 3.3 added 'bad_csum' (write a wrong L4 checksum): no. */
+    flow_compose(&packet, as_flow(flow), NULL, 64, false);
+#else
     flow_compose(&packet, as_flow(flow), NULL, 64);
+#endif
     if (dp_packet_size(&packet) <= buf_len) {
         len = dp_packet_size(&packet);
         memcpy(buf, dp_packet_data(&packet), len);

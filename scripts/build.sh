@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Configures and builds the project against one OVS flavour:
-#   scripts/build.sh FLAVOUR [cmake --build args, e.g. --target T]   -> build/FLAVOUR
+#   scripts/build.sh [--ovs RELEASE] FLAVOUR [cmake --build args, e.g. --target T]
+# into build/FLAVOUR for the default release (3.1), build/FLAVOUR-ovsRELEASE
+# for another (3.5; cmake/ovs-sources.txt).
 # FLAVOUR: a flavour of cmake/ovs-flavours.txt (sse42, debian, aarch64-crc,
 # aarch64-debian), or tsan (sse42 under ThreadSanitizer), asan (this
 # project's code under AddressSanitizer and UndefinedBehaviorSanitizer,
@@ -13,8 +15,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source cmake/ovs-table.sh
-flavour=${1:?usage: scripts/build.sh FLAVOUR|tsan|asan|fuzz [--target T]}
+release=$(ovs_release_names | head -1)
+if [ "${1:-}" = --ovs ]; then
+    release=${2:?--ovs needs a release of cmake/ovs-sources.txt}
+    ovs_source "$release" version >/dev/null || exit 2
+    shift 2
+fi
+flavour=${1:?usage: scripts/build.sh [--ovs RELEASE] FLAVOUR|tsan|asan|fuzz [--target T]}
 shift
+dir=build/$flavour
+[ "$release" = "$(ovs_release_names | head -1)" ] || dir=build/$flavour-ovs$release
 case "$flavour" in
     tsan) args=(-DOVS_FLAVOUR=sse42 -DOVSCLS_TSAN=ON) ;;
     asan) args=(-DOVS_FLAVOUR=sse42 -DOVSCLS_ASAN=ON) ;;
@@ -28,5 +38,5 @@ case "$flavour" in
         fi
         ;;
 esac
-cmake -S . -B "build/$flavour" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${args[@]}" >/dev/null
-cmake --build "build/$flavour" -j"$(nproc)" "$@"
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOVS_RELEASE="$release" "${args[@]}" >/dev/null
+cmake --build "$dir" -j"$(nproc)" "$@"

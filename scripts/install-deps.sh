@@ -13,6 +13,7 @@ packages=(
     g++-aarch64-linux-gnu           # the aarch64 flavours, cross-built
     googletest                      #   with GoogleTest built from source
     clang-14 libclang-rt-14-dev     # the fuzz targets (libFuzzer, tests/fuzz.sh)
+    ccache                          # patches/build-ovs.sh: OVS objects shared by its builds
 )
 
 missing=()

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Fetches a package of another Debian release with apt, through a private
+# apt configuration kept in the build cache (its own sources list, lists,
+# package cache and archives), so the machine's own apt sources, lists and
+# preferences are never read or changed.  The archive's Release file is
+# checked against Debian's archive keyring as apt always does.
+#
+#   fetch-debian-package.sh SUITE binary NAME=VERSION [SHA256]   unpacks the .deb
+#   fetch-debian-package.sh SUITE source NAME=VERSION [SHA256]   apt-get source
+#
+# SHA256, when given, pins the .deb (binary) or the .dsc (source, whose
+# checksums pin the tarballs): a rebuilt or changed package is refused.
+#
+# Prints the unpacked directory on its last line: for `binary`, the root
+# the .deb's files are under (dpkg-deb -x); for `source`, the source tree
+# (dpkg-source -x, Debian's patches applied).  A second call finds it in
+# the cache.  SUITE is a Debian suite (trixie); the mirror is
+# $DEBIAN_MIRROR (default http://deb.debian.org/debian).
+set -euo pipefail
+usage="usage: fetch-debian-package.sh SUITE binary|source NAME=VERSION [SHA256]"
+suite=${1:?$usage}
+kind=${2:?$usage}
+spec=${3:?$usage}
+pinned=${4:-}
+case "$kind" in binary | source) ;; *) echo "$usage" >&2; exit 2 ;; esac
+case "$spec" in
+    *=*) name=${spec%%=*} version=${spec#*=} ;;
+    *) echo "fetch-debian-package.sh: '$spec' needs an exact version (NAME=VERSION)" >&2; exit 2 ;;
+esac
+case "$suite$name$version" in
+    *[!A-Za-z0-9.+~:-]*) echo "fetch-debian-package.sh: bad suite, name or version" >&2; exit 2 ;;
+esac
+mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+cache_root=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
+apt_root=$cache_root/apt-$suite
+out=$cache_root/debian-$suite/$kind-$name-${version//:/_}
+
+if [ -f "$out/.done" ]; then
+    echo "$out"
+    exit 0
+fi
+mkdir -p "$apt_root/lists/partial" "$apt_root/archives/partial" "$apt_root/cache" \
+    "$cache_root/debian-$suite"
+exec 9>"$apt_root/.lock"
+flock 9
+if [ -f "$out/.done" ]; then
+    echo "$out"
+    exit 0
+fi
+
+cat >"$apt_root/sources.list" <<EOF
+deb [signed-by=$keyring] $mirror $suite main
+deb-src [signed-by=$keyring] $mirror $suite main
+EOF
+apt_opts=(
+    -o Dir::Etc::SourceList="$apt_root/sources.list"
+    -o Dir::Etc::SourceParts=/nonexistent
+    -o Dir::Etc::Preferences=/dev/null
+    -o Dir::Etc::PreferencesParts=/nonexistent
+    -o Dir::State::Lists="$apt_root/lists"
+    -o Dir::Cache="$apt_root/cache"
+    -o Dir::Cache::Archives="$apt_root/archives"
+    -o APT::Get::List-Cleanup=false
+    -o Acquire::Languages=none
+)
+# Lists older than a day are fetched again (a point release moves versions).
+if [ -z "$(find "$apt_root/lists" -maxdepth 1 -name '*Release' -mmin -1440 2>/dev/null)" ]; then
+    echo "fetch-debian-package.sh: apt-get update for $suite (private lists in $apt_root)" >&2
+    apt-get "${apt_opts[@]}" -q update >"$apt_root/update.log" 2>&1 ||
+        { tail -20 "$apt_root/update.log" >&2; exit 1; }
+fi
+
+check_pin() {  # FILE
+    [ -n "$pinned" ] || return 0
+    local actual
+    actual=$(sha256sum "$1" | cut -d' ' -f1)
+    if [ "$actual" != "$pinned" ]; then
+        echo "fetch-debian-package.sh: $(basename "$1") has sha256 $actual, pinned $pinned" >&2
+        exit 1
+    fi
+}
+
+work=$(mktemp -d "$cache_root/debian-$suite/.fetch-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+echo "fetch-debian-package.sh: fetching $kind $name=$version from $suite" >&2
+if [ "$kind" = binary ]; then
+    apt-get "${apt_opts[@]}" -q download "$name=$version" >"$work/fetch.log" 2>&1 ||
+        { tail -20 "$work/fetch.log" >&2; exit 1; }
+    check_pin ./*.deb
+    mkdir root
+    dpkg-deb -x ./*.deb root
+    tree=root
+else
+    command -v dpkg-source >/dev/null ||
+        { echo "fetch-debian-package.sh: needs dpkg-source (apt-get install dpkg-dev)" >&2; exit 1; }
+    apt-get "${apt_opts[@]}" -q source --download-only "$name=$version" >"$work/fetch.log" 2>&1 ||
+        { tail -20 "$work/fetch.log" >&2; exit 1; }
+    check_pin ./*.dsc
+    tree=tree
+    dpkg-source -x ./*.dsc tree >>"$work/fetch.log" 2>&1 ||
+        { tail -20 "$work/fetch.log" >&2; exit 1; }
+fi
+rm -rf "$out"
+mv "$work/$tree" "$out"
+touch "$out/.done"
+echo "$out"
