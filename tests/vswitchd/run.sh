@@ -1,33 +1,62 @@
 #!/usr/bin/env bash
-# ovs-vswitchd with the plugin built in:
+# ovs-vswitchd with the plugin built in, for one OVS release line:
+#
+#   tests/vswitchd/run.sh [--ovs RELEASE] [--no-flood]   (default 3.1)
+#
 #   1. builds it in two configurations (patches/cached-build.sh: once, then
 #      cached outside the clone): plugin-default (the plugin's lookups are
 #      the defaults) and autovalidator (OVS checks every registered lookup,
 #      the plugin's included, against its generic on every lookup);
-#   2. runs OVS's own testsuite subsets in both: dpif-netdev.at and pmd.at
-#      (tests 1041-1079 of 3.1.0) and the "ofproto-dpif megaflow" tests
-#      (1154, 1269-1296), with OVS's RECHECK=yes, printing the summary lines
-#      of the first pass and of any recheck;
+#   2. runs OVS's own testsuite subsets in both: every test of
+#      dpif-netdev.at and pmd.at and the megaflow tests of ofproto-dpif.at
+#      ("ofproto-dpif megaflow - ..." and "controller action without
+#      megaflows"), chosen by name from the release's own testsuite (tests
+#      1041-1079, 1154 and 1269-1296 of 3.1.0), with OVS's RECHECK=yes,
+#      printing the summary lines of the first pass and of any recheck;
 #   3. runs vswitchd_test.sh (two PMD threads, tiering, the JIT's other_config
-#      and jit-show, prio-set under traffic) and flood_test.sh (a 2500-mask
-#      megaflow flood with legitimate traffic flowing) against the
-#      plugin-default build.
-# Prints "N passed, N failed" over the four suites' results.
+#      and jit-show, prio-set under traffic) and, unless --no-flood,
+#      flood_test.sh (a 2500-mask megaflow flood with legitimate traffic
+#      flowing) against the plugin-default build.
+# Prints "N passed, N failed" over the suites' results.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-suites="1041-1079 1154 1269-1296"
+release=3.1 flood=yes
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --ovs) release=${2:?--ovs needs a release}; shift 2 ;;
+        --no-flood) flood=no; shift ;;
+        *) echo "vswitchd/run.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+build_args=()
+[ "$release" = 3.1 ] || build_args=(--ovs "$release")
+
+# The subset, by file and title, as numbers of this release's testsuite.
+subset() {  # PREFIX
+    make -C "$1/src" tests/testsuite >/dev/null 2>&1 || return 1
+    "$1/src/tests/testsuite" -l | awk '
+        /^ *[0-9]+: (dpif-netdev|pmd)\.at:/ || /ofproto-dpif megaflow - / ||
+        /ofproto-dpif - controller action without megaflows/ { sub(":", "", $1); print $1 }' |
+        tr '\n' ' '
+}
 
 passed=0
 failed=0
 declare -A prefixes
 for config in plugin-default autovalidator; do
-    if ! prefix=$(patches/cached-build.sh "--$config" | tail -1); then
-        echo "vswitchd: building the $config configuration failed"
+    if ! prefix=$(patches/cached-build.sh "${build_args[@]}" "--$config" | tail -1); then
+        echo "vswitchd: building the OVS $release $config configuration failed"
         failed=$((failed + 1))
         continue
     fi
     prefixes[$config]=$prefix
-    echo "=== OVS testsuite ($config): tests $suites"
+    suites=$(subset "$prefix")
+    if [ -z "$suites" ]; then
+        echo "vswitchd: OVS $release's testsuite has none of the subset's tests"
+        failed=$((failed + 1))
+        continue
+    fi
+    echo "=== OVS $release testsuite ($config): $(wc -w <<<"$suites") tests: $suites"
     log="$prefix/testsuite.log"
     # RECHECK=yes is OVS's own way to run timing-sensitive tests once more
     # (its CI does the same): failures of the first pass are re-run alone.
@@ -49,13 +78,15 @@ for config in plugin-default autovalidator; do
 done
 
 prefix=${prefixes[plugin-default]:-}
-for test in vswitchd_test flood_test; do
-    echo "=== project tests of the patched ovs-vswitchd: $test"
+tests=(vswitchd_test)
+[ "$flood" = yes ] && tests+=(flood_test)
+for test in "${tests[@]}"; do
+    echo "=== project tests of the patched ovs-vswitchd (OVS $release): $test"
     if [ -n "$prefix" ] && tests/vswitchd/$test.sh "$prefix"; then
         passed=$((passed + 1))
     else
         failed=$((failed + 1))
     fi
 done
-echo "vswitchd suites: $passed passed, $failed failed"
+echo "vswitchd suites (OVS $release): $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
