@@ -60,6 +60,9 @@ mkdir -p "$cache_root"
 exec 9>"$cache_root/.lock-$flavour"
 flock 9  # one build per flavour at a time; the second finds it built
 if [ -f "$dir/.built" ]; then
+    # ovs-libs.txt is CMake's custom-command output: a build directory whose
+    # rule changed may have deleted it.  Written again from the Makefile.
+    [ -s "$dir/src/ovs-libs.txt" ] || sed -n 's/^LIBS = //p' "$dir/src/Makefile" >"$dir/src/ovs-libs.txt"
     echo "$dir/src"
     exit 0
 fi
