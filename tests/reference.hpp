@@ -40,6 +40,12 @@ class ReferenceClassifier {
         }
         return out;
     }
+    // For one subtable's rules (at most one can match a key): a lookup that
+    // found `rule` for `key` (or found nothing) agrees with the reference.
+    bool agrees_within_subtable(const FlowKey& key, bool found, const void* rule) const {
+        const auto m = matches(key);
+        return m.size() <= 1 && found == !m.empty() && (!found || m[0] == rule);
+    }
     size_t size() const { return entries_.size(); }
 
   private:
