@@ -121,7 +121,8 @@ inline uint32_t profile_set(const void* subtable) {
 inline constexpr size_t kCodePageBytes = 4096;
 
 // What LookupGenerator::create() reports.  No exception leaves create(): it
-// runs under OVS's C code (patches/0004), where one would abort the switch.
+// runs under OVS's C code (a probe of patches/' series), where one would
+// abort the switch.
 struct GenerateStatus {
     enum class Code {
         kOk,

@@ -19,7 +19,8 @@
 #                      ./boot.sh first); its version (configure.ac) picks
 #                      the series
 #   --dpdk             build with DPDK (--with-dpdk=shared, Debian's
-#                      libdpdk-dev 22.11, the version OVS 3.1 expects)
+#                      libdpdk-dev): 22.11 for OVS 3.1 (Debian 12's), 24.11
+#                      for 3.5 (Debian 13's)
 #   --autovalidator    OVS's --enable-autovalidator: every lookup
 #                      implementation, the plugin's included, is checked
 #                      against OVS's generic on every lookup
@@ -32,7 +33,8 @@
 #                      mhash), aarch64-crc and aarch64-debian (cross-built
 #                      with Debian's gcc-aarch64-linux-gnu, configure
 #                      --host; the plugin without jit_avx2).  The plugin is
-#                      compiled for the same flavour: a mismatch cannot link.
+#                      compiled for the same flavour (OVS refuses, with a
+#                      log line, a plugin that hashes differently).
 #   --host HOST        the GNU triplet to build for, e.g. aarch64-linux-gnu:
 #                      without --flavour, the first flavour of the table
 #                      for HOST (aarch64-crc); with it, must be its host
@@ -40,8 +42,16 @@
 # The series (patches/series-RELEASE: one per release line, listing the
 # patch files, which series share when identical) is that of the tree's
 # release line, else the nearest older one, else any other whose every
-# patch applies; it is applied to a fresh tree.  When none applies, nothing
-# is built and the script says which patch of which series failed.
+# patch applies; it is applied to a fresh tree.  On a tree of another
+# release line a patch's NEWS hunk may not apply (NEWS differs from release
+# to release): it is then left out, and said so; any other hunk must apply.
+# When no series applies, nothing is built and the script says which patch
+# of which series failed.
+#
+# The plugin is not referred to by OVS: it registers its lookups from a
+# constructor (dpcls_subtable_lookup_register(), added by the series), and
+# is linked into ovs-vswitchd whole (--whole-archive); every other program
+# is OVS's own.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -91,8 +101,14 @@ else
     ovs_source "$release" version >/dev/null ||
         { echo "build-ovs.sh: for another release, give its source with --ovs-source" >&2; exit 2; }
 fi
-if [ "$dpdk" = yes ] && [ "$release" != 3.1 ]; then
-    echo "build-ovs.sh: --dpdk is built with Debian 12's DPDK 22.11, which only OVS 3.1 takes" >&2
+# The DPDK release each OVS release line is built with (its NEWS says).
+case "$release" in
+    3.1) dpdk_line=22.11 ;;
+    3.5) dpdk_line=24.11 ;;
+    *) dpdk_line="" ;;
+esac
+if [ "$dpdk" = yes ] && [ -z "$dpdk_line" ]; then
+    echo "build-ovs.sh: --dpdk is for the pinned releases (--ovs 3.1 or 3.5)" >&2
     exit 2
 fi
 if [ -n "$cross" ] && [ "$dpdk" = yes ]; then
@@ -107,13 +123,30 @@ log="$prefix/build.log"
 step() { echo "build-ovs.sh: $*" >&2; }
 fail() { echo "build-ovs.sh: $1 failed; the last lines of $log:" >&2; tail -25 "$log" >&2; exit 1; }
 
-"$top/scripts/install-deps.sh"
+# What this script needs (not the whole project's scripts/install-deps.sh:
+# it also runs in a Debian 13 root, cmake/debian-root.sh).
+needed=(g++ make cmake pkg-config python3 ccache autoconf automake libtool)
+[ "$host" = x86_64-linux-gnu ] && needed+=(libxbyak-dev)
+[ -n "$cross" ] && needed+=("g++-$host")
+[ "$dpdk" = yes ] && needed+=(libdpdk-dev libnuma-dev libpcap-dev)
+[ "$release" = 3.1 ] && needed+=(openvswitch-source)
+missing=()
+for p in "${needed[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    step "installing ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null || fail "apt-get install ${missing[*]}"
+fi
 if [ "$dpdk" = yes ]; then
-    dpkg-query -W -f='${Status}' libdpdk-dev 2>/dev/null | grep -q "install ok installed" || {
-        step "installing libdpdk-dev"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-            libdpdk-dev pkg-config >/dev/null
-    }
+    have_dpdk=$(pkg-config --modversion libdpdk 2>/dev/null || echo none)
+    case "$have_dpdk" in
+        "$dpdk_line".*) step "DPDK $have_dpdk (OVS $release wants $dpdk_line)" ;;
+        *) echo "build-ovs.sh: OVS $release is built with DPDK $dpdk_line; this system's libdpdk-dev is $have_dpdk" >&2
+           [ "$dpdk_line" = 24.11 ] && echo "  (Debian 13 ships it)" >&2
+           exit 1 ;;
+    esac
 fi
 
 # 1. A fresh tree (a pinned release, or the given source) with a series.
@@ -156,6 +189,26 @@ fi
 
 # Series to try: the tree's release line, then the older lines nearest
 # first, then the newer ones.
+# without_news PATCH: the patch without its NEWS diff.
+without_news() {
+    awk '/^diff --git / { skip = ($3 == "a/NEWS") } !skip' "$1"
+}
+# apply_patch DIR PATCH [own]: applies PATCH in DIR; for a series of
+# another release line, retries without NEWS when the whole does not apply.
+# Sets $news_left_out when it did.
+apply_patch() {
+    local dir=$1 p=$2 own=${3:-}
+    news_left_out=no
+    if (cd "$dir" && patch -p1 --dry-run --silent --force <"$p" >/dev/null 2>&1); then
+        (cd "$dir" && patch -p1 --silent --force --no-backup-if-mismatch <"$p" >/dev/null 2>&1)
+    elif [ -z "$own" ] && (cd "$dir" && without_news "$p" |
+        patch -p1 --dry-run --silent --force >/dev/null 2>&1); then
+        news_left_out=yes
+        (cd "$dir" && without_news "$p" | patch -p1 --silent --force --no-backup-if-mismatch             >/dev/null 2>&1)
+    else
+        return 1
+    fi
+}
 line=${version%.*}
 candidates=$(ls "$here" | sed -n 's/^series-\([0-9]*\.[0-9]*\)$/\1/p' | awk -v l="$line" '
     function num(v, p) { split(v, p, "."); return p[1] * 1000 + p[2] }
@@ -169,8 +222,7 @@ series_applies() {
     cp -a . "$scratch/t"
     while read -r p; do
         case "$p" in "" | \#*) continue ;; esac
-        if ! (cd "$scratch/t" && patch -p1 --silent --force --no-backup-if-mismatch \
-            <"$here/$p" >/dev/null 2>&1); then
+        if ! apply_patch "$scratch/t" "$here/$p" "$([ "$1" = "$line" ] && echo own)"; then
             failed_patch=$p
             ok=1
             break
@@ -195,29 +247,31 @@ fi
 [ "$chosen" = "$line" ] || step "no series-$line: series-$chosen applies to OVS $version"
 while read -r p; do
     case "$p" in "" | \#*) continue ;; esac
-    patch -p1 --silent <"$here/$p" >>"$log" 2>&1 || fail "applying $p"
-    step "applied $p (series-$chosen)"
+    apply_patch . "$here/$p" "$([ "$chosen" = "$line" ] && echo own)" || fail "applying $p"
+    if [ "$news_left_out" = yes ]; then
+        step "applied $p (series-$chosen) without its NEWS hunk (this tree's NEWS differs)"
+    else
+        step "applied $p (series-$chosen)"
+    fi
 done <"$here/series-$chosen"
+# The series adds a test program to tests/automake.mk: regenerate.
+for tool in autoconf automake libtoolize; do
+    command -v "$tool" >/dev/null || {
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            autoconf automake libtool >/dev/null
+        break
+    }
+done
+step "./boot.sh (the series changes tests/automake.mk)"
+./boot.sh >>"$log" 2>&1 || fail "./boot.sh"
 
-# 2. The plugin library, for the same hash flavour.
-step "building libovscls_plugin.a ($flavour)"
-plugin_args=(-DOVSCLS_PLUGIN_ONLY=ON -DOVS_FLAVOUR="$flavour" -DCMAKE_BUILD_TYPE=Release)
-[ -n "$cross" ] && plugin_args+=(-DCMAKE_TOOLCHAIN_FILE="$top/cmake/toolchain-$host.cmake")
-cmake -S "$top" -B "$prefix/plugin-build" "${plugin_args[@]}" >>"$log" 2>&1 ||
-    fail "configuring the plugin"
-cmake --build "$prefix/plugin-build" -j"$jobs" --target ovscls_plugin >>"$log" 2>&1 ||
-    fail "building the plugin"
-plugin_lib="$prefix/plugin-build/libovscls_plugin.a"
-
-# 3. configure, build, install.
+# 2. configure.
 args=(--prefix="$prefix" --localstatedir="$prefix/var" --sysconfdir="$prefix/etc")
 [ "$dpdk" = yes ] && args+=(--with-dpdk=shared)
 # Cross: configure would find the build machine's OpenSSL and libcap-ng
 # headers, which the cross linker has no libraries for.
 [ -n "$cross" ] && args+=(--host="$host" --disable-ssl --disable-libcapng)
 [ "$autovalidator" = yes ] && args+=(--enable-autovalidator)
-cppflags=""
-[ "$plugin_default" = yes ] && cppflags="-DDPCLS_PLUGIN_DEFAULT"
 # ccache (Debian's), its cache beside the builds: configurations and
 # releases share most of OVS's objects (ccache's preprocessor mode sees
 # through -D flags and config.h lines no file uses), and a changed plugin
@@ -230,11 +284,38 @@ if command -v ccache >/dev/null; then
     cc="ccache $cc"
     ccache --zero-stats >/dev/null
 fi
-step "configuring: ${args[*]} CC=\"$cc\" CFLAGS=\"$cflags\" CPPFLAGS=\"$cppflags\""
-./configure "${args[@]}" CC="$cc" CFLAGS="$cflags" CPPFLAGS="$cppflags" \
-    LIBS="$plugin_lib -lstdc++" >>"$log" 2>&1 || fail "configure"
-step "building with $jobs jobs (a few minutes without ccache hits)"
+step "configuring: ${args[*]} CC=\"$cc\" CFLAGS=\"$cflags\""
+./configure "${args[@]}" CC="$cc" CFLAGS="$cflags" >>"$log" 2>&1 || fail "configure"
+
+# 3. OVS as it is (which also generates the headers that the plugin's
+# registration includes, e.g. odp-netlink.h), then the plugin library, for
+# the same hash flavour, against this tree.
+step "building OVS with $jobs jobs (a few minutes without ccache hits)"
 make -j"$jobs" >>"$log" 2>&1 || fail "make"
+step "building libovscls_plugin.a ($flavour, plugin default: $plugin_default)"
+plugin_args=(-DOVSCLS_PLUGIN_ONLY=ON -DOVS_FLAVOUR="$flavour" -DCMAKE_BUILD_TYPE=Release
+    -DOVSCLS_OVS_TREE="$prefix/src" -DOVSCLS_PLUGIN_DEFAULT="$([ "$plugin_default" = yes ] && echo ON || echo OFF)")
+[ -n "$cross" ] && plugin_args+=(-DCMAKE_TOOLCHAIN_FILE="$top/cmake/toolchain-$host.cmake")
+cmake -S "$top" -B "$prefix/plugin-build" "${plugin_args[@]}" >>"$log" 2>&1 ||
+    fail "configuring the plugin"
+cmake --build "$prefix/plugin-build" -j"$jobs" --target ovscls_plugin >>"$log" 2>&1 ||
+    fail "building the plugin"
+plugin_lib="$prefix/plugin-build/libovscls_plugin.a"
+
+# 4. build and install, the plugin linked into ovs-vswitchd only: whole,
+# since OVS refers to none of its symbols (its constructor registers it).
+# automake's own variable for ovs-vswitchd is extended in the generated
+# Makefile, so that every later make in the tree (make check) links the
+# same.
+ldflags_line='vswitchd_ovs_vswitchd_LDFLAGS = $(AM_LDFLAGS) $(DPDK_vswitchd_LDFLAGS)'
+grep -qxF "$ldflags_line" Makefile ||
+    { echo "build-ovs.sh: this tree's Makefile links ovs-vswitchd differently; see vswitchd/automake.mk" >&2; exit 1; }
+sed -i "s|^vswitchd_ovs_vswitchd_LDFLAGS = .*|$ldflags_line -Wl,--whole-archive,$plugin_lib,--no-whole-archive -lstdc++|" Makefile
+step "linking ovs-vswitchd with the plugin"
+rm -f vswitchd/ovs-vswitchd
+make -j"$jobs" >>"$log" 2>&1 || fail "make"
+[ "$(nm vswitchd/ovs-vswitchd | grep -c ' ovscls_plugin_hash_blocks$')" = 1 ] ||
+    { echo "build-ovs.sh: ovs-vswitchd was linked without the plugin" >&2; exit 1; }
 if [[ $cc == ccache* ]]; then
     step "ccache: $(ccache --print-stats | awk -F'\t' '/^direct_cache_hit|^preprocessed_cache_hit|^cache_miss/ { printf "%s %s ", $1, $2 }')"
 fi

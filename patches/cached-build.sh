@@ -6,13 +6,16 @@
 # The build goes to $OVS_BUILD_CACHE (default /var/cache/ovs-dpcls-plugin),
 # in a folder named by the options and a key over everything that goes into
 # it (the patches, build-ovs.sh, the OVS source and flavour table, and every
-# source the plugin is built from), so a change to any of them builds anew.  Prints the prefix on its last line.
+# source the plugin is built from), so a change to any of them builds anew.
+# Prints the prefix on its last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case " $* " in *" -h "* | *" --help "*) exec patches/build-ovs.sh --help ;; esac
 cache=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
-key=$(find patches CMakeLists.txt cmake classifier lookups jit plugin -type f | LC_ALL=C sort |
-    xargs cat | sha256sum | cut -c1-16)
+# The system it is built on counts too (a Debian 13 root, cmake/debian-root.sh,
+# shares the cache with the Debian 12 machine).
+key=$( (find patches CMakeLists.txt cmake classifier lookups jit plugin -type f | LC_ALL=C sort |
+    xargs cat; grep -s '^VERSION_ID=' /etc/os-release) | sha256sum | cut -c1-16)
 name=$(printf '%s' "$*" | tr -c 'a-z0-9' '-' | sed 's/--*/-/g; s/^-//; s/-$//')
 prefix="$cache/ovs-patched-${name:-stock}-$key"
 if [ ! -f "$prefix/.built" ]; then

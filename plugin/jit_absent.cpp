@@ -1,8 +1,9 @@
-// jit_absent.cpp: the `jit_avx2` entry points ovs-vswitchd calls
-// (patches/0004), in builds without the JIT (every architecture but
-// x86-64, or -DOVSCLS_JIT=OFF).  The entry stays in OVS's table, so prio-set
-// and subtable-lookup-info-get behave the same everywhere; its probe
-// declines every subtable and says why, once, in OVS's log.
+// jit_absent.cpp: the `jit_avx2` entry points that ovs_registration.c
+// registers with ovs-vswitchd, in builds without the JIT (every
+// architecture but x86-64, or -DOVSCLS_JIT=OFF).  The entry is registered
+// all the same, so that prio-set and subtable-lookup-info-get read the same
+// everywhere; its probe declines every subtable and says why, once, in
+// OVS's log.
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -14,9 +15,9 @@ std::atomic<void (*)(const char*)> log_sink{nullptr};
 std::atomic<bool> said{false};
 }  // namespace
 
-extern "C" ovsb_lookup_func dpcls_subtable_plugin_jit_probe(uint32_t, uint32_t) { return nullptr; }
+extern "C" ovsb_lookup_func ovscls_plugin_jit_probe(uint32_t, uint32_t) { return nullptr; }
 
-extern "C" ovsb_lookup_func dpcls_subtable_plugin_jit_probe_subtable(dpcls_subtable*, uint32_t) {
+extern "C" ovsb_lookup_func ovscls_plugin_jit_probe_subtable(dpcls_subtable*, uint32_t) {
     if (!said.exchange(true)) {
         if (auto* sink = log_sink.load()) {
             sink(
@@ -27,13 +28,11 @@ extern "C" ovsb_lookup_func dpcls_subtable_plugin_jit_probe_subtable(dpcls_subta
     return nullptr;
 }
 
-extern "C" void dpcls_subtable_plugin_jit_release(dpcls_subtable*, ovsb_lookup_func) {}
+extern "C" void ovscls_plugin_jit_release(dpcls_subtable*, ovsb_lookup_func) {}
 
-extern "C" void dpcls_subtable_plugin_jit_set_log(void (*sink)(const char* line)) {
-    log_sink.store(sink);
-}
+extern "C" void ovscls_plugin_jit_set_log(void (*sink)(const char* line)) { log_sink.store(sink); }
 
-extern "C" void dpcls_subtable_plugin_jit_set_events(void (*)(int, unsigned int)) {}
+extern "C" void ovscls_plugin_jit_set_events(void (*)(int, unsigned int)) {}
 
 namespace {
 constexpr char kNotBuilt[] =
@@ -48,13 +47,12 @@ char* malloced_not_built() {
 }  // namespace
 
 // dpcls-jit* settings are accepted and ignored; said once when there are any.
-extern "C" int dpcls_subtable_plugin_jit_configure(const char* const[], const char* const[],
-                                                   size_t n, char** message) {
+extern "C" int ovscls_plugin_jit_configure(const char* const[], const char* const[], size_t n,
+                                           char** message) {
     static std::atomic<bool> told{false};
     *message = n && !told.exchange(true) ? malloced_not_built() : nullptr;
     return 0;
 }
 
-extern "C" char* dpcls_subtable_plugin_jit_show(void) { return malloced_not_built(); }
-extern "C" void dpcls_subtable_plugin_jit_ranking_begin(void) {}
-extern "C" void dpcls_subtable_plugin_jit_ranking_end(void) {}
+extern "C" char* ovscls_plugin_jit_show(void) { return malloced_not_built(); }
+extern "C" void ovscls_plugin_jit_ranking(bool) {}

@@ -1,5 +1,5 @@
-// jit_entries.cpp: the `jit_avx2` entry points ovs-vswitchd calls
-// (patches/0004), in builds with the JIT (x86-64).  They all go to the
+// jit_entries.cpp: the `jit_avx2` entry points that ovs_registration.c
+// registers with ovs-vswitchd, in builds with the JIT (x86-64).  They all go to the
 // process engine (jit/engine.hpp).
 #include <cerrno>
 #include <cstdlib>
@@ -11,27 +11,26 @@
 
 // OVS's counts-only probe declines; the probe that sees the subtable and its
 // hits compiles once the subtable is hot.
-extern "C" ovsb_lookup_func dpcls_subtable_plugin_jit_probe(uint32_t, uint32_t) { return nullptr; }
+extern "C" ovsb_lookup_func ovscls_plugin_jit_probe(uint32_t, uint32_t) { return nullptr; }
 
-extern "C" ovsb_lookup_func dpcls_subtable_plugin_jit_probe_subtable(dpcls_subtable* subtable,
-                                                                     uint32_t hits) {
+extern "C" ovsb_lookup_func ovscls_plugin_jit_probe_subtable(dpcls_subtable* subtable,
+                                                             uint32_t hits) {
     const ovscls::Subtable& s = *ovscls::view(subtable);
     return ovscls::jit::process_engine().probe({s.u0_bits, s.u1_bits, subtable, hits});
 }
 
-extern "C" void dpcls_subtable_plugin_jit_release(dpcls_subtable* subtable,
-                                                  ovsb_lookup_func in_use) {
+extern "C" void ovscls_plugin_jit_release(dpcls_subtable* subtable, ovsb_lookup_func in_use) {
     ovscls::jit::process_engine().release(subtable, in_use);
 }
 
-// Where the JIT's decline lines go: OVS's log (the patch passes a VLOG
-// writer).
-extern "C" void dpcls_subtable_plugin_jit_set_log(void (*sink)(const char* line)) {
+// Where the JIT's decline lines go: OVS's log (ovs_registration.c passes a
+// VLOG writer).
+extern "C" void ovscls_plugin_jit_set_log(void (*sink)(const char* line)) {
     ovscls::jit::process_engine().set_log(sink);
 }
 
 // Events for OVS's coverage counters: 0 compile, 1 decline, 2 tier-up.
-extern "C" void dpcls_subtable_plugin_jit_set_events(void (*event)(int kind, unsigned int n)) {
+extern "C" void ovscls_plugin_jit_set_events(void (*event)(int kind, unsigned int n)) {
     if (!event) {
         ovscls::jit::process_engine().set_events(nullptr);
         return;
@@ -54,9 +53,8 @@ char* malloced(const std::string& text) {
 // goes back to its default).  Returns 0, or EINVAL when a value is bad (the
 // JIT is then off).  *message: what to log (malloc'ed; free() it), or null
 // when the settings did not change.
-extern "C" int dpcls_subtable_plugin_jit_configure(const char* const keys[],
-                                                   const char* const values[], size_t n,
-                                                   char** message) {
+extern "C" int ovscls_plugin_jit_configure(const char* const keys[], const char* const values[],
+                                           size_t n, char** message) {
     ovscls::jit::Engine& engine = ovscls::jit::process_engine();
     bool changed = false;
     const std::string errors = engine.configure_from(keys, values, n, &changed);
@@ -69,15 +67,16 @@ extern "C" int dpcls_subtable_plugin_jit_configure(const char* const keys[],
 }
 
 // dpif-netdev/jit-show's text (malloc'ed; free() it).
-extern "C" char* dpcls_subtable_plugin_jit_show(void) {
+extern "C" char* ovscls_plugin_jit_show(void) {
     return malloced(ovscls::jit::process_engine().info());
 }
 
-// Bracket one dpcls_sort_subtable_vector() call on the calling PMD thread.
-extern "C" void dpcls_subtable_plugin_jit_ranking_begin(void) {
-    ovscls::jit::process_engine().ranking_begin();
-}
-
-extern "C" void dpcls_subtable_plugin_jit_ranking_end(void) {
-    ovscls::jit::process_engine().ranking_end();
+// OVS's ranking hook: around one dpcls_sort_subtable_vector() call on the
+// calling PMD thread (done: false before, true after).
+extern "C" void ovscls_plugin_jit_ranking(bool done) {
+    if (done) {
+        ovscls::jit::process_engine().ranking_end();
+    } else {
+        ovscls::jit::process_engine().ranking_begin();
+    }
 }

@@ -1,15 +1,17 @@
-// ovscls_plugin.cpp: what ovs-vswitchd's lookup registry calls: the portable
-// part (generic, specialized, the hash flavour).
+// ovscls_plugin.cpp: the portable part of what ovs_registration.c registers
+// with ovs-vswitchd: the probes of `specialized` and `runtime`, and the hash
+// function OVS checks at registration.
 //
-// patches/0001 and 0004 add entries to OVS's subtable_lookups[] whose probes
-// are defined here and in jit_entries.cpp (x86-64, the JIT) or
-// jit_absent.cpp (every other build).  The lookups they return are this
-// project's, unchanged: they have OVS's dpcls_subtable_lookup_func signature
-// and read OVS's own struct dpcls_subtable.  The library holds no OVS code;
-// it needs cmap_find_batch(), cmap_find() and ovsrcu_postpone__() from
-// libopenvswitch.
+// The lookups the probes return are this project's, unchanged: they have
+// OVS's dpcls_subtable_lookup_func signature and read OVS's own struct
+// dpcls_subtable.  The library holds no OVS code; it needs cmap_find_batch(),
+// cmap_find() and ovsrcu_postpone__() from libopenvswitch.
 #include <pthread.h>
 
+#include <cstddef>
+#include <cstdint>
+
+#include "classifier/hash.hpp"
 #include "lookups/lookups.hpp"
 
 // What the JIT needs of OVS's threads and RCU, by the bridge's names
@@ -51,21 +53,24 @@ extern "C" void ovsb_thread_join(ovsb_thread* t) {
     delete t;
 }
 
-// The hash flavour this plugin was compiled for.  The patched
-// dpif-netdev-lookup.c references the symbol of its own flavour, so linking
-// a plugin built for the other flavour fails instead of missing every packet.
-// CRC32C is one flavour on x86-64 (SSE4.2) and aarch64 (+crc): same hash.
-#if OVSCLS_HASH_CRC32
-extern "C" const int ovscls_plugin_hash_crc32 = 1;
-#else
-extern "C" const int ovscls_plugin_hash_mhash = 1;
-#endif
+// The hash this plugin computes for a key's masked blocks, which OVS
+// compares with its own at registration (dpcls_subtable_lookup_register()):
+// a plugin built for the other hash flavour (CRC32C against mhash) would
+// miss every packet, and is refused instead.
+extern "C" uint32_t ovscls_plugin_hash_blocks(const uint64_t* blocks, size_t n_blocks,
+                                              uint32_t basis) {
+    uint32_t hash = basis;
+    for (size_t i = 0; i < n_blocks; i++) {
+        hash = ovscls::hash::add64(hash, blocks[i]);
+    }
+    return ovscls::hash::finish(hash, static_cast<uint32_t>(n_blocks * 8));
+}
 
-// OVS 3.1's probe sees only the fingerprint counts.
-extern "C" ovsb_lookup_func dpcls_subtable_plugin_specialized_probe(uint32_t u0, uint32_t u1) {
+// OVS's counts-only probes.
+extern "C" ovsb_lookup_func ovscls_plugin_specialized_probe(uint32_t u0, uint32_t u1) {
     return ovscls::specialized_probe({u0, u1, nullptr});
 }
 
-extern "C" ovsb_lookup_func dpcls_subtable_plugin_generic_probe(uint32_t u0, uint32_t u1) {
+extern "C" ovsb_lookup_func ovscls_plugin_runtime_probe(uint32_t u0, uint32_t u1) {
     return ovscls::generic_probe({u0, u1, nullptr});
 }

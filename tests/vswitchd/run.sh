@@ -8,7 +8,8 @@
 #      the defaults) and autovalidator (OVS checks every registered lookup,
 #      the plugin's included, against its generic on every lookup);
 #   2. runs OVS's own testsuite subsets in both: every test of
-#      dpif-netdev.at and pmd.at and the megaflow tests of ofproto-dpif.at
+#      dpif-netdev.at and pmd.at, the series' own dpcls.at, and the megaflow
+#      tests of ofproto-dpif.at
 #      ("ofproto-dpif megaflow - ..." and "controller action without
 #      megaflows"), chosen by name from the release's own testsuite (tests
 #      1041-1079, 1154 and 1269-1296 of 3.1.0), with OVS's RECHECK=yes,
@@ -35,7 +36,7 @@ build_args=()
 subset() {  # PREFIX
     make -C "$1/src" tests/testsuite >/dev/null 2>&1 || return 1
     "$1/src/tests/testsuite" -l | awk '
-        /^ *[0-9]+: (dpif-netdev|pmd)\.at:/ || /ofproto-dpif megaflow - / ||
+        /^ *[0-9]+: (dpif-netdev|pmd|dpcls)\.at:/ || /ofproto-dpif megaflow - / ||
         /ofproto-dpif - controller action without megaflows/ { sub(":", "", $1); print $1 }' |
         tr '\n' ' '
 }

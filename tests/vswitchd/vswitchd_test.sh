@@ -128,6 +128,12 @@ info=$(ovs-appctl dpif-netdev/subtable-lookup-info-get)
 check "info-get lists jit_avx2 at priority 4" grep -q '  jit_avx2 (Use count: [0-9]*, Priority: 4)' <<<"$info"
 check "info-get lists specialized at priority 3" grep -q '  specialized (Use count: [0-9]*, Priority: 3)' <<<"$info"
 check "info-get lists runtime at priority 2" grep -q '  runtime (Use count: [0-9]*, Priority: 2)' <<<"$info"
+# The plugin registers itself (OVS refers to none of its symbols); OVS
+# logs each registration when the datapath starts.
+for lookup_prio in "specialized 3" "runtime 2" "jit_avx2 4"; do
+    line="dpcls lookup implementation '${lookup_prio% *}' registered, priority ${lookup_prio#* }"
+    check "the log: $line" grep -qF "dpif_netdev_lookup|INFO|$line" "$work/ovs-vswitchd.log"
+done
 
 show=$(ovs-appctl dpif-netdev/subtable-show)
 check "subtable-show lists the PMD thread's subtables" grep -q '^pmd thread numa_id 0 core_id' <<<"$show"

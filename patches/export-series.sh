@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Exports a release line's series from a git tree in which it is committed
+# on top of the release, with the cover letter of patches/cover-letter.txt:
+#
+#   patches/export-series.sh GIT_TREE BASE RELEASE
+#
+# GIT_TREE: a git copy of the release's source (e.g. the unpacked pinned
+# source, git init, one commit) with the series committed on top of BASE,
+# the release's commit.  Writes patches/RELEASE/0000-cover-letter.patch and
+# the patches, and patches/series-RELEASE.  Then run patches/checkpatch.sh.
+#
+# To change a patch: apply the series to such a tree (git am), change,
+# commit (git rebase -i), export, and do the same for each release line
+# (the 3.5 series differs from 3.1's only where the trees differ: NEWS).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+tree=${1:?usage: export-series.sh GIT_TREE BASE RELEASE}
+base=${2:?usage: export-series.sh GIT_TREE BASE RELEASE}
+release=${3:?usage: export-series.sh GIT_TREE BASE RELEASE}
+out=$here/$release
+rm -rf "$out"
+mkdir -p "$out"
+git -C "$tree" format-patch -q --cover-letter -o "$out" "$base..HEAD"
+# The cover letter's subject is the first line of cover-letter.txt, its
+# blurb the rest (@RELEASE@ replaced).
+python3 - "$out/0000-cover-letter.patch" "$here/cover-letter.txt" "$release" <<'PY'
+import sys
+path, template, release = sys.argv[1:]
+subject, _, blurb = open(template).read().replace("@RELEASE@", release).partition("\n")
+text = open(path).read()
+text = text.replace("*** SUBJECT HERE ***", subject.strip())
+text = text.replace("*** BLURB HERE ***", blurb.strip("\n"))
+open(path, "w").write(text)
+PY
+(cd "$here" && ls "$release"/0*.patch | grep -v '/0000-cover-letter') >"$here/series-$release"
+echo "export-series.sh: $(wc -l <"$here/series-$release") patches and a cover letter in $out"

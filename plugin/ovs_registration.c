@@ -1,0 +1,176 @@
+/* ovs_registration.c: the plugin's lookups, registered with ovs-vswitchd.
+ *
+ * OVS (with the series of patches/) keeps a table of dpcls lookup
+ * implementations that a library may add to before the datapath starts:
+ * dpcls_subtable_lookup_register().  This file's constructor adds the
+ * plugin's three, and connects the JIT to OVS: its log lines go to VLOG,
+ * its events to coverage counters, its settings come from other_config
+ * ("dpcls-jit*"), and its report is `ovs-appctl dpif-netdev/jit-show`.
+ *
+ *   specialized  lookups compiled for fixed miniflow fingerprints;
+ *                declines every other fingerprint
+ *   runtime      the same algorithm with run-time block counts; serves
+ *                any fingerprint
+ *   jit_avx2     code generated per subtable once it is hot (x86-64; in
+ *                other builds it declines every subtable, saying why once)
+ *
+ * Their priorities are 0 (OVS's own defaults stand; prio-set switches)
+ * unless the plugin is built with OVSCLS_PLUGIN_DEFAULT, which makes them
+ * the defaults: jit_avx2 4, specialized 3, runtime 2, above OVS's generic
+ * at 1.
+ *
+ * OVS refuses the three, with a log line, if the plugin hashes differently
+ * from it (built for the other hash flavour): they would miss every packet.
+ *
+ * This is the plugin's one file that includes OVS's headers: it is
+ * compiled against the patched tree it is linked into (build-ovs.sh links
+ * the whole archive into ovs-vswitchd, as nothing in OVS refers to it). */
+
+#include <config.h>
+
+#include <string.h>
+
+#include "coverage.h"
+#include "dpif-netdev-lookup.h"
+#include "openvswitch/dynamic-string.h"
+#include "openvswitch/vlog.h"
+#include "smap.h"
+#include "unixctl.h"
+#include "util.h"
+
+VLOG_DEFINE_THIS_MODULE(dpcls_plugin);
+
+COVERAGE_DEFINE(dpcls_jit_compile);
+COVERAGE_DEFINE(dpcls_jit_decline);
+COVERAGE_DEFINE(dpcls_jit_tier_up);
+
+/* The C++ side: ovscls_plugin.cpp, and jit_entries.cpp (JIT built) or
+ * jit_absent.cpp (not built). */
+uint32_t ovscls_plugin_hash_blocks(const uint64_t *blocks, size_t n_blocks,
+                                   uint32_t basis);
+dpcls_subtable_lookup_func ovscls_plugin_specialized_probe(uint32_t u0,
+                                                           uint32_t u1);
+dpcls_subtable_lookup_func ovscls_plugin_runtime_probe(uint32_t u0,
+                                                       uint32_t u1);
+dpcls_subtable_lookup_func ovscls_plugin_jit_probe(uint32_t u0, uint32_t u1);
+dpcls_subtable_lookup_func ovscls_plugin_jit_probe_subtable(
+    struct dpcls_subtable *subtable, uint32_t hits);
+void ovscls_plugin_jit_release(struct dpcls_subtable *subtable,
+                               dpcls_subtable_lookup_func in_use);
+void ovscls_plugin_jit_ranking(bool done);
+void ovscls_plugin_jit_set_log(void (*sink)(const char *line));
+void ovscls_plugin_jit_set_events(void (*event)(int kind, unsigned int n));
+int ovscls_plugin_jit_configure(const char *const keys[],
+                                const char *const values[], size_t n,
+                                char **message);
+char *ovscls_plugin_jit_show(void);
+
+#ifdef OVSCLS_PLUGIN_DEFAULT
+enum { JIT_PRIO = 4, SPECIALIZED_PRIO = 3, RUNTIME_PRIO = 2 };
+#else
+enum { JIT_PRIO = 0, SPECIALIZED_PRIO = 0, RUNTIME_PRIO = 0 };
+#endif
+
+/* The JIT's decline lines (once per reason). */
+static void
+jit_log(const char *line)
+{
+    VLOG_INFO("%s", line);
+}
+
+/* The JIT's events, as coverage counters: kind 0 compiles, 1 declines,
+ * 2 tier-ups.  Compiles are counted on the JIT's compiler thread, which
+ * runs no loop that would fold its counters into the totals: hence
+ * coverage_try_clear() here. */
+static void
+jit_event(int kind, unsigned int n)
+{
+    switch (kind) {
+    case 0:
+        COVERAGE_ADD(dpcls_jit_compile, n);
+        break;
+    case 1:
+        COVERAGE_ADD(dpcls_jit_decline, n);
+        break;
+    case 2:
+        COVERAGE_ADD(dpcls_jit_tier_up, n);
+        break;
+    }
+    coverage_try_clear();
+}
+
+/* Applies other_config's "dpcls-jit*" keys, all of them each time (a key
+ * that is gone goes back to its default).  A bad value, or a "dpcls-jit-"
+ * key that is no setting, turns the JIT off until it is fixed: a warning;
+ * a valid change: an info line. */
+static void
+jit_set_config(const struct smap *other_config)
+{
+    const char *keys[16], *values[16];
+    const struct smap_node *node;
+    char *message = NULL;
+    size_t n = 0;
+
+    SMAP_FOR_EACH (node, other_config) {
+        if (!strncmp(node->key, "dpcls-jit", strlen("dpcls-jit"))) {
+            if (n == ARRAY_SIZE(keys)) {
+                VLOG_WARN("more than %"PRIuSIZE" dpcls-jit keys in "
+                          "other_config; the rest are ignored", n);
+                break;
+            }
+            keys[n] = node->key;
+            values[n] = node->value;
+            n++;
+        }
+    }
+    if (ovscls_plugin_jit_configure(keys, values, n, &message)) {
+        VLOG_WARN("%s", message ? message : "jit_avx2: bad settings");
+    } else if (message) {
+        VLOG_INFO("%s", message);
+    }
+    free(message);
+}
+
+static void
+jit_show(struct unixctl_conn *conn, int argc OVS_UNUSED,
+         const char *argv[] OVS_UNUSED, void *aux OVS_UNUSED)
+{
+    char *text = ovscls_plugin_jit_show();
+
+    if (text) {
+        unixctl_command_reply(conn, text);
+    } else {
+        unixctl_command_reply_error(conn, "jit_avx2: no memory for the "
+                                    "report");
+    }
+    free(text);
+}
+
+OVS_CONSTRUCTOR(ovscls_plugin_register)
+{
+    static const struct dpcls_subtable_lookup_info_t lookups[] = {
+        { .prio = SPECIALIZED_PRIO,
+          .probe = ovscls_plugin_specialized_probe,
+          .name = "specialized" },
+        { .prio = RUNTIME_PRIO,
+          .probe = ovscls_plugin_runtime_probe,
+          .name = "runtime" },
+        { .prio = JIT_PRIO,
+          .probe = ovscls_plugin_jit_probe,
+          .probe_subtable = ovscls_plugin_jit_probe_subtable,
+          .release = ovscls_plugin_jit_release,
+          .ranking = ovscls_plugin_jit_ranking,
+          .set_config = jit_set_config,
+          .name = "jit_avx2" },
+    };
+
+    ovscls_plugin_jit_set_log(jit_log);
+    ovscls_plugin_jit_set_events(jit_event);
+    for (size_t i = 0; i < ARRAY_SIZE(lookups); i++) {
+        /* OVS logs each outcome once logging is up. */
+        dpcls_subtable_lookup_register(&lookups[i],
+                                       ovscls_plugin_hash_blocks);
+    }
+    unixctl_command_register("dpif-netdev/jit-show", "", 0, 0, jit_show,
+                             NULL);
+}
