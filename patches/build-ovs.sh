@@ -20,7 +20,8 @@
 #                      the series
 #   --dpdk             build with DPDK (--with-dpdk=shared, Debian's
 #                      libdpdk-dev): 22.11 for OVS 3.1 (Debian 12's), 24.11
-#                      for 3.5 (Debian 13's)
+#                      for 3.5 (Debian 13's: run this in a Debian 13 root,
+#                      scripts/debian-root.sh trixie -- patches/build-ovs.sh)
 #   --autovalidator    OVS's --enable-autovalidator: every lookup
 #                      implementation, the plugin's included, is checked
 #                      against OVS's generic on every lookup
@@ -124,7 +125,7 @@ step() { echo "build-ovs.sh: $*" >&2; }
 fail() { echo "build-ovs.sh: $1 failed; the last lines of $log:" >&2; tail -25 "$log" >&2; exit 1; }
 
 # What this script needs (not the whole project's scripts/install-deps.sh:
-# it also runs in a Debian 13 root, cmake/debian-root.sh).
+# it also runs in a Debian 13 root, scripts/debian-root.sh).
 needed=(g++ make cmake pkg-config python3 ccache autoconf automake libtool)
 [ "$host" = x86_64-linux-gnu ] && needed+=(libxbyak-dev)
 [ -n "$cross" ] && needed+=("g++-$host")
@@ -144,7 +145,8 @@ if [ "$dpdk" = yes ]; then
     case "$have_dpdk" in
         "$dpdk_line".*) step "DPDK $have_dpdk (OVS $release wants $dpdk_line)" ;;
         *) echo "build-ovs.sh: OVS $release is built with DPDK $dpdk_line; this system's libdpdk-dev is $have_dpdk" >&2
-           [ "$dpdk_line" = 24.11 ] && echo "  (Debian 13 ships it)" >&2
+           [ "$dpdk_line" = 24.11 ] &&
+               echo "  (Debian 13 ships it: scripts/debian-root.sh trixie -- patches/build-ovs.sh ...)" >&2
            exit 1 ;;
     esac
 fi

@@ -141,6 +141,13 @@ else
     failed=$((failed + 1))
 fi
 
+phase "the patch series: OVS's checkpatch.py on every patch of both release lines"
+if patches/checkpatch.sh; then
+    passed=$((passed + 1))
+else
+    failed=$((failed + 1))
+fi
+
 phase "ovs-vswitchd 3.1 with the plugin (patched build, OVS testsuite, project tests)"
 if tests/vswitchd/run.sh; then
     passed=$((passed + 1))
