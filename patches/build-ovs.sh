@@ -126,7 +126,7 @@ fail() { echo "build-ovs.sh: $1 failed; the last lines of $log:" >&2; tail -25 "
 
 # What this script needs (not the whole project's scripts/install-deps.sh:
 # it also runs in a Debian 13 root, scripts/debian-root.sh).
-needed=(g++ make cmake pkg-config python3 ccache autoconf automake libtool)
+needed=(patch g++ make cmake pkg-config python3 ccache autoconf automake libtool)
 [ "$host" = x86_64-linux-gnu ] && needed+=(libxbyak-dev)
 [ -n "$cross" ] && needed+=("g++-$host")
 [ "$dpdk" = yes ] && needed+=(libdpdk-dev libnuma-dev libpcap-dev)
