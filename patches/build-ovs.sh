@@ -295,8 +295,11 @@ step "configuring: ${args[*]} CC=\"$cc\" CFLAGS=\"$cflags\""
 step "building OVS with $jobs jobs (a few minutes without ccache hits)"
 make -j"$jobs" >>"$log" 2>&1 || fail "make"
 step "building libovscls_plugin.a ($flavour, plugin default: $plugin_default)"
+# OVS_CFLAGS: what configure found, e.g. DPDK's include paths and
+# rte_config.h, which OVS's headers need (lib/dpdk.h).
 plugin_args=(-DOVSCLS_PLUGIN_ONLY=ON -DOVS_FLAVOUR="$flavour" -DCMAKE_BUILD_TYPE=Release
-    -DOVSCLS_OVS_TREE="$prefix/src" -DOVSCLS_PLUGIN_DEFAULT="$([ "$plugin_default" = yes ] && echo ON || echo OFF)")
+    -DOVSCLS_OVS_TREE="$prefix/src" -DOVSCLS_OVS_CFLAGS="$(sed -n 's/^OVS_CFLAGS = //p' Makefile)"
+    -DOVSCLS_PLUGIN_DEFAULT="$([ "$plugin_default" = yes ] && echo ON || echo OFF)")
 [ -n "$cross" ] && plugin_args+=(-DCMAKE_TOOLCHAIN_FILE="$top/cmake/toolchain-$host.cmake")
 cmake -S "$top" -B "$prefix/plugin-build" "${plugin_args[@]}" >>"$log" 2>&1 ||
     fail "configuring the plugin"
