@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 case " $* " in *" -h "* | *" --help "*) exec patches/build-ovs.sh --help ;; esac
 cache=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
-# The system it is built on counts too (a Debian 13 root, cmake/debian-root.sh,
+# The system it is built on counts too (a Debian 13 root, scripts/debian-root.sh,
 # shares the cache with the Debian 12 machine).
 key=$( (find patches CMakeLists.txt cmake classifier lookups jit plugin -type f | LC_ALL=C sort |
     xargs cat; grep -s '^VERSION_ID=' /etc/os-release) | sha256sum | cut -c1-16)
