@@ -131,15 +131,7 @@ needed=(patch g++ make cmake pkg-config python3 ccache autoconf automake libtool
 [ -n "$cross" ] && needed+=("g++-$host")
 [ "$dpdk" = yes ] && needed+=(libdpdk-dev libnuma-dev libpcap-dev)
 [ "$release" = 3.1 ] && needed+=(openvswitch-source)
-missing=()
-for p in "${needed[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    step "installing ${missing[*]}"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        "${missing[@]}" >/dev/null || fail "apt-get install ${missing[*]}"
-fi
+"$top/scripts/apt-install-missing.sh" build-ovs.sh "${needed[@]}" || exit 1
 if [ "$dpdk" = yes ]; then
     have_dpdk=$(pkg-config --modversion libdpdk 2>/dev/null || echo none)
     case "$have_dpdk" in
@@ -290,37 +282,17 @@ step "configuring: ${args[*]} CC=\"$cc\" CFLAGS=\"$cflags\""
 ./configure "${args[@]}" CC="$cc" CFLAGS="$cflags" >>"$log" 2>&1 || fail "configure"
 
 # 3. OVS as it is (which also generates the headers that the plugin's
-# registration includes, e.g. odp-netlink.h), then the plugin library, for
-# the same hash flavour, against this tree.
+# registration includes, e.g. odp-netlink.h).
 step "building OVS with $jobs jobs (a few minutes without ccache hits)"
 make -j"$jobs" >>"$log" 2>&1 || fail "make"
-step "building libovscls_plugin.a ($flavour, plugin default: $plugin_default)"
-# OVS_CFLAGS: what configure found, e.g. DPDK's include paths and
-# rte_config.h, which OVS's headers need (lib/dpdk.h).
-plugin_args=(-DOVSCLS_PLUGIN_ONLY=ON -DOVS_FLAVOUR="$flavour" -DCMAKE_BUILD_TYPE=Release
-    -DOVSCLS_OVS_TREE="$prefix/src" -DOVSCLS_OVS_CFLAGS="$(sed -n 's/^OVS_CFLAGS = //p' Makefile)"
-    -DOVSCLS_PLUGIN_DEFAULT="$([ "$plugin_default" = yes ] && echo ON || echo OFF)")
-[ -n "$cross" ] && plugin_args+=(-DCMAKE_TOOLCHAIN_FILE="$top/cmake/toolchain-$host.cmake")
-cmake -S "$top" -B "$prefix/plugin-build" "${plugin_args[@]}" >>"$log" 2>&1 ||
-    fail "configuring the plugin"
-cmake --build "$prefix/plugin-build" -j"$jobs" --target ovscls_plugin >>"$log" 2>&1 ||
-    fail "building the plugin"
-plugin_lib="$prefix/plugin-build/libovscls_plugin.a"
+# 4. The plugin, for the same hash flavour, built against this tree and
+# linked into ovs-vswitchd only (plugin/link-into-ovs.sh), then install.
+link_args=(--ovs-build "$prefix/src" --flavour "$flavour")
+[ "$plugin_default" = yes ] && link_args+=(--plugin-default)
+[ -n "$cross" ] && link_args+=(--toolchain "$top/cmake/toolchain-$host.cmake")
+"$top/plugin/link-into-ovs.sh" "${link_args[@]}" 2>&1 | tee -a "$log" | sed 's/^/  /' >&2 ||
+    fail "building and linking the plugin"
 
-# 4. build and install, the plugin linked into ovs-vswitchd only: whole,
-# since OVS refers to none of its symbols (its constructor registers it).
-# automake's own variable for ovs-vswitchd is extended in the generated
-# Makefile, so that every later make in the tree (make check) links the
-# same.
-ldflags_line='vswitchd_ovs_vswitchd_LDFLAGS = $(AM_LDFLAGS) $(DPDK_vswitchd_LDFLAGS)'
-grep -qxF "$ldflags_line" Makefile ||
-    { echo "build-ovs.sh: this tree's Makefile links ovs-vswitchd differently; see vswitchd/automake.mk" >&2; exit 1; }
-sed -i "s|^vswitchd_ovs_vswitchd_LDFLAGS = .*|$ldflags_line -Wl,--whole-archive,$plugin_lib,--no-whole-archive -lstdc++|" Makefile
-step "linking ovs-vswitchd with the plugin"
-rm -f vswitchd/ovs-vswitchd
-make -j"$jobs" >>"$log" 2>&1 || fail "make"
-[ "$(nm vswitchd/ovs-vswitchd | grep -c ' ovscls_plugin_hash_blocks$')" = 1 ] ||
-    { echo "build-ovs.sh: ovs-vswitchd was linked without the plugin" >&2; exit 1; }
 if [[ $cc == ccache* ]]; then
     step "ccache: $(ccache --print-stats | awk -F'\t' '/^direct_cache_hit|^preprocessed_cache_hit|^cache_miss/ { printf "%s %s ", $1, $2 }')"
 fi

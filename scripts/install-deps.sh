@@ -16,19 +16,4 @@ packages=(
     ccache                          # patches/build-ovs.sh: OVS objects shared by its builds
 )
 
-missing=()
-for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-        missing+=("$p")
-done
-if [ ${#missing[@]} -eq 0 ]; then
-    exit 0
-fi
-if [ "$(id -u)" -ne 0 ]; then
-    echo "install-deps.sh: missing packages: ${missing[*]}; run as root to install them" >&2
-    exit 1
-fi
-echo "install-deps.sh: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+exec "$(dirname "$0")/apt-install-missing.sh" install-deps.sh "${packages[@]}"
