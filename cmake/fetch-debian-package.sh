@@ -7,22 +7,28 @@
 #
 #   fetch-debian-package.sh SUITE binary NAME=VERSION [SHA256]   unpacks the .deb
 #   fetch-debian-package.sh SUITE source NAME=VERSION [SHA256]   apt-get source
+#   fetch-debian-package.sh SUITE dsc NAME=VERSION [SHA256]      the .dsc and
+#                                   every file of the source package but its
+#                                   upstream tarball(s) (the Debian tarball)
 #
 # SHA256, when given, pins the .deb (binary) or the .dsc (source, whose
 # checksums pin the tarballs): a rebuilt or changed package is refused.
 #
 # Prints the unpacked directory on its last line: for `binary`, the root
 # the .deb's files are under (dpkg-deb -x); for `source`, the source tree
-# (dpkg-source -x, Debian's patches applied).  A second call finds it in
+# (dpkg-source -x, Debian's patches applied); for `dsc`, a folder with the
+# files, each checked against the archive's Sources index by apt-helper
+# (for a package whose upstream tarball the mirror no longer serves: the
+# caller supplies the upstream tree).  A second call finds it in
 # the cache.  SUITE is a Debian suite (trixie); the mirror is
 # $DEBIAN_MIRROR (default http://deb.debian.org/debian).
 set -euo pipefail
-usage="usage: fetch-debian-package.sh SUITE binary|source NAME=VERSION [SHA256]"
+usage="usage: fetch-debian-package.sh SUITE binary|source|dsc NAME=VERSION [SHA256]"
 suite=${1:?$usage}
 kind=${2:?$usage}
 spec=${3:?$usage}
 pinned=${4:-}
-case "$kind" in binary | source) ;; *) echo "$usage" >&2; exit 2 ;; esac
+case "$kind" in binary | source | dsc) ;; *) echo "$usage" >&2; exit 2 ;; esac
 case "$spec" in
     *=*) name=${spec%%=*} version=${spec#*=} ;;
     *) echo "fetch-debian-package.sh: '$spec' needs an exact version (NAME=VERSION)" >&2; exit 2 ;;
@@ -92,6 +98,18 @@ if [ "$kind" = binary ]; then
     mkdir root
     dpkg-deb -x ./*.deb root
     tree=root
+elif [ "$kind" = dsc ]; then
+    # apt-get source --print-uris: 'URI' FILE SIZE SHA256:HASH, one per file.
+    apt-get "${apt_opts[@]}" -q source --print-uris "$name=$version" >"$work/uris" 2>"$work/fetch.log" ||
+        { tail -20 "$work/fetch.log" >&2; exit 1; }
+    mkdir files
+    while read -r uri file _ hash; do
+        case "$file" in *.orig.tar.* | *.orig-*.tar.*) continue ;; esac
+        /usr/lib/apt/apt-helper download-file "${uri//\'/}" "files/$file" "$hash" >>"$work/fetch.log" 2>&1 ||
+            { tail -20 "$work/fetch.log" >&2; exit 1; }
+    done < <(grep "^'" "$work/uris")
+    check_pin files/*.dsc
+    tree=files
 else
     command -v dpkg-source >/dev/null ||
         { echo "fetch-debian-package.sh: needs dpkg-source (apt-get install dpkg-dev)" >&2; exit 1; }

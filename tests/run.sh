@@ -9,7 +9,9 @@
 # (tests/fuzz.sh), the JIT flood run, the phy-to-phy
 # benchmark's traffic and parser tests,
 # ovs-vswitchd 3.1 and 3.5 with the plugin built in (tests/vswitchd/run.sh:
-# OVS's own testsuite subsets and the project's end-to-end tests), the patched
+# OVS's own testsuite subsets and the project's end-to-end tests), Debian 12's
+# openvswitch packages rebuilt with the plugin, installed, run with ovs-ctl
+# and purged (packages/build-deb.sh, tests/deb_install_test.sh), the patched
 # ovs-vswitchd cross-built for aarch64 under qemu-aarch64
 # (tests/vswitchd/foreign_arch_test.sh), and the tests
 # again on emulated CPUs without AVX512 and without AVX2
@@ -157,6 +159,17 @@ fi
 
 phase "ovs-vswitchd 3.5 with the plugin (patched build, OVS testsuite, project tests)"
 if tests/vswitchd/run.sh --ovs 3.5 --no-flood; then
+    passed=$((passed + 1))
+else
+    failed=$((failed + 1))
+fi
+
+# Debian 12's own openvswitch source package with the series and the
+# plugin (packages/build-deb.sh, cached), installed over Debian's packages
+# with apt, run with ovs-ctl (both ovs-vswitchd alternatives), taken back
+# to Debian's and purged, the machine compared with before.
+phase "Debian 12 packages with the plugin: build, install over Debian's, run with ovs-ctl, purge"
+if debs=$(packages/build-deb.sh | tail -1) && tests/deb_install_test.sh "$debs"; then
     passed=$((passed + 1))
 else
     failed=$((failed + 1))

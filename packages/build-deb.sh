@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# Builds Debian 12's own Open vSwitch packages with the plugin's lookups in
+# ovs-vswitchd, to install over Debian's and run the Debian way.
+#
+#   packages/build-deb.sh [--out DIR] [--revision N] [--no-plugin-default]
+#
+#   --out DIR             also copy the packages and SHA256SUMS into DIR
+#   --revision N          the local version suffix, +ovsclsN (default 1):
+#                         raise it for a newer plugin, so apt upgrades
+#   --no-plugin-default   the plugin's lookups registered at priority 0
+#                         (OVS's generic stays the default until prio-set);
+#                         by default they are preferred (build-ovs.sh's
+#                         --plugin-default), and prio-set switches back
+#
+# What it does, on Debian 12 (needs root: it installs the build
+# dependencies with apt-get, as dpkg-buildpackage's users do):
+#   1. Debian's source package openvswitch 3.1.0-2+deb12u1, through a
+#      private apt configuration with a deb-src line
+#      (cmake/fetch-debian-package.sh; the machine's apt sources are not
+#      changed): its .dsc and Debian tarball.  The mirror no longer serves
+#      its upstream tarball (openvswitch_3.1.0.orig.tar.xz: 404), so the
+#      upstream tree is the one Debian ships in openvswitch-source 3.1.0's
+#      /usr/src/openvswitch/openvswitch.tar.gz (pinned by sha256 in
+#      cmake/ovs-sources.txt, which the rest of the project builds too)
+#      with Debian's own patches reversed; they are applied again, in
+#      order, by dpkg-source as the build starts, like every quilt patch.
+#   2. The series (patches/series-3.1) goes to debian/patches/ovscls/, after
+#      Debian's in debian/patches/series; the plugin's sources (the CMake
+#      project without its tests) to debian/ovscls-plugin/; debian/rules
+#      gets a hook after dh_auto_build that builds the plugin against each
+#      of Debian's two OVS builds (_debian: ovs-vswitchd; _dpdk:
+#      openvswitch-switch-dpdk's ovs-vswitchd-dpdk) and links it into that
+#      ovs-vswitchd (plugin/link-into-ovs.sh, the flavour read off the
+#      build's own compiler flags, so its hash is OVS's).  Build-Depends
+#      gains cmake, g++ and libxbyak-dev.  A changelog entry gives the
+#      version 3.1.0-2+deb12u1+ovsclsN.
+#   3. dpkg-buildpackage -b with DEB_BUILD_OPTIONS=nocheck (the project's
+#      tests cover the series: tests/run.sh runs OVS's own testsuite on it)
+#      builds every binary package, openvswitch-switch-dpdk included.
+#
+# The packages go to a folder of the build cache ($OVS_BUILD_CACHE, default
+# /var/cache/ovs-dpcls-plugin) named by the version and a key over every
+# input (this folder, the series, the plugin's sources, the Debian source
+# package); a second call with the same inputs reuses it.  The folder holds
+# the .debs, SHA256SUMS (sha256sum -c checks them) and PACKAGES (name,
+# version, architecture, size of each).  Prints the folder on its last line.
+# The build runs in a fixed folder of the cache with ccache, so that a
+# rebuild after a change to the plugin compiles only the plugin.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+out="" revision=1 plugin_default=yes
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --out) out=${2:?--out needs a directory}; shift 2 ;;
+        --revision) revision=${2:?--revision needs a number}; shift 2 ;;
+        --no-plugin-default) plugin_default=no; shift ;;
+        -h | --help) usage; exit 0 ;;
+        *) echo "build-deb.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+    esac
+done
+case "$revision" in
+    "" | *[!0-9]*) echo "build-deb.sh: --revision takes a whole number, not '$revision'" >&2; exit 2 ;;
+esac
+step() { echo "build-deb.sh: $*" >&2; }
+die() { echo "build-deb.sh: $*" >&2; exit 1; }
+
+# The source package this script knows how to rebuild: Debian 12's.
+suite=bookworm
+debian_version=3.1.0-2+deb12u1
+upstream_version=${debian_version%%-*}
+version=$debian_version+ovscls$revision
+# shellcheck source=/dev/null
+. /etc/os-release
+[ "${ID:-}" = debian ] && [ "${VERSION_ID:-}" = 12 ] ||
+    die "the packages are Debian 12's, built on Debian 12; this is ${PRETTY_NAME:-an unknown system}"
+[ "$(id -u)" = 0 ] || die "needs root (apt-get installs the build dependencies)"
+[ "$(dpkg --print-architecture)" = amd64 ] ||
+    die "built and tested on amd64 only; this is $(dpkg --print-architecture)"
+
+cache=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
+key=$( (cd "$top" && find packages/build-deb.sh plugin classifier lookups jit cmake CMakeLists.txt \
+    patches/series-3.1 patches/3.1 -type f | LC_ALL=C sort | xargs cat
+    echo "$debian_version $revision $plugin_default") | sha256sum | cut -c1-16)
+result=$cache/debs-$version-$key
+mkdir -p "$cache"
+exec 8>"$cache/debs.lock"
+flock 8
+
+copy_out() {
+    [ -n "$out" ] || return 0
+    mkdir -p "$out"
+    cp "$result"/*.deb "$result/SHA256SUMS" "$result/PACKAGES" "$out/"
+    step "copied $(ls "$result"/*.deb | wc -l) packages, SHA256SUMS and PACKAGES into $out"
+}
+if [ -f "$result/.built" ]; then
+    step "cached: $result"
+    copy_out
+    echo "$result"
+    exit 0
+fi
+
+# ---- 1. Debian's source package, the upstream tree under it ----
+needed=(dpkg-dev debhelper ccache cmake g++ libxbyak-dev)
+"$top/scripts/apt-install-missing.sh" build-deb.sh "${needed[@]}" || exit 1
+dsc_dir=$("$top/cmake/fetch-debian-package.sh" "$suite" dsc "openvswitch=$debian_version" | tail -1)
+# The upstream tree: openvswitch-source's tarball, pinned as for every other
+# build of 3.1 (cmake/ovs-sources.txt).
+source "$top/cmake/ovs-table.sh"
+[ "$(ovs_source 3.1 version)" = "$upstream_version" ] ||
+    die "cmake/ovs-sources.txt's 3.1 is not $upstream_version"
+src_deb=$("$top/cmake/fetch-debian-package.sh" "$suite" binary "openvswitch-source=$debian_version" | tail -1)
+tarball=$src_deb/usr/src/openvswitch/openvswitch.tar.gz
+[ "$(sha256sum "$tarball" | cut -d' ' -f1)" = "$(ovs_source 3.1 sha256)" ] ||
+    die "$tarball does not have the sha256 cmake/ovs-sources.txt pins"
+
+# A fixed build folder (its path is in Debian's -ffile-prefix-map flag, so
+# ccache hits only when it stays put).
+work=$cache/deb-build
+tree=$work/openvswitch-$upstream_version
+rm -rf "$work"
+mkdir -p "$work"
+log=$work/build.log
+: >"$log"
+fail() { echo "build-deb.sh: $1 failed; the last lines of $log:" >&2; tail -30 "$log" >&2; exit 1; }
+step "unpacking the upstream tree ($tarball) and $(basename "$dsc_dir"/*.debian.tar.xz)"
+tar -xzf "$tarball" -C "$work"
+mv "$work/openvswitch" "$tree"
+# The tarball is `make dist` of Debian's build: its debian/ is an old copy.
+rm -rf "$tree/debian"
+tar -xJf "$dsc_dir"/*.debian.tar.xz -C "$tree"
+# It is also Debian's patches applied: reverse them, last first, to reach
+# the upstream tree that dpkg-source applies them to.
+while read -r p; do
+    case "$p" in "" | \#*) continue ;; esac
+    (cd "$tree" && patch -R -p1 --silent --force --no-backup-if-mismatch <"debian/patches/$p" \
+        >>"$log" 2>&1) || fail "reversing Debian's $p on openvswitch-source's tree"
+done < <(tac "$tree/debian/patches/series")
+step "reversed Debian's $(grep -c '^[^#]' "$tree/debian/patches/series") patches: the upstream $upstream_version tree"
+
+# ---- 2. The series, the plugin, the packaging changes ----
+mkdir -p "$tree/debian/patches/ovscls"
+n=0
+while read -r p; do
+    case "$p" in "" | \#*) continue ;; esac
+    cp "$top/patches/$p" "$tree/debian/patches/ovscls/"
+    echo "ovscls/$(basename "$p")" >>"$tree/debian/patches/series"
+    n=$((n + 1))
+done <"$top/patches/series-3.1"
+step "added the series' $n patches to debian/patches/series (after Debian's)"
+mkdir -p "$tree/debian/ovscls-plugin"
+(cd "$top" && cp -r CMakeLists.txt cmake classifier lookups jit plugin "$tree/debian/ovscls-plugin/")
+# Build-Depends: what the plugin is built with.
+grep -q '^Build-Depends:' "$tree/debian/control" || die "debian/control has no Build-Depends line"
+sed -i 's/^Build-Depends: /Build-Depends: cmake, g++, libxbyak-dev [amd64], /' "$tree/debian/control"
+# debian/rules: after Debian's builds, the plugin into each ovs-vswitchd.
+link_flags="--flavour auto$([ "$plugin_default" = yes ] && echo " --plugin-default")"
+cat >>"$tree/debian/rules" <<RULES
+
+# ovs-dpcls-plugin: build the plugin's lookups against each OVS build and
+# link them into its ovs-vswitchd (debian/ovscls-plugin/plugin/link-into-ovs.sh).
+execute_after_dh_auto_build:
+	debian/ovscls-plugin/plugin/link-into-ovs.sh --ovs-build _debian --ovs-source . $link_flags
+ifneq (,\$(filter i386 amd64 ppc64el arm64 riscv64, \$(DEB_HOST_ARCH)))
+	debian/ovscls-plugin/plugin/link-into-ovs.sh --ovs-build _dpdk --ovs-source . $link_flags
+endif
+
+execute_after_dh_auto_clean:
+	rm -rf _debian/ovscls-plugin _dpdk/ovscls-plugin
+RULES
+name=${DEBFULLNAME:-ovs-dpcls-plugin build}
+mail=${DEBEMAIL:-root@$(hostname -f 2>/dev/null || hostname)}
+{
+    echo "openvswitch ($version) $suite; urgency=medium"
+    echo
+    echo "  * ovs-dpcls-plugin: the subtable lookups specialized, runtime and"
+    echo "    jit_avx2 built into ovs-vswitchd and ovs-vswitchd-dpdk$([ "$plugin_default" = yes ] &&
+        echo ","; true)"
+    [ "$plugin_default" = yes ] &&
+        echo "    preferred over OVS's generic (dpif-netdev/subtable-lookup-prio-set switches)."
+    [ "$plugin_default" = no ] &&
+        echo "    at priority 0 (dpif-netdev/subtable-lookup-prio-set enables them)."
+    echo "  * debian/patches/ovscls: the series that lets a lookup register at run"
+    echo "    time, with fixes and dpif-netdev/subtable-show:"
+    while read -r p; do
+        case "$p" in "" | \#*) continue ;; esac
+        echo "    - $(sed -n 's/^Subject: \(\[PATCH[^]]*\] \)\{0,1\}//p' "$top/patches/$p" | head -1)"
+    done <"$top/patches/series-3.1"
+    echo "  * debian/rules: build the plugin and link it into both ovs-vswitchd."
+    echo "  * debian/control: Build-Depends on cmake, g++, libxbyak-dev."
+    echo
+    # The entry's date, which dpkg-buildpackage makes SOURCE_DATE_EPOCH:
+    # the project's last commit, so that a rebuild of it is the same.
+    echo " -- $name <$mail>  $(git -C "$top" log -1 --format=%aD 2>/dev/null || date -R)"
+    echo
+    cat "$tree/debian/changelog"
+} >"$tree/debian/changelog.new"
+mv "$tree/debian/changelog.new" "$tree/debian/changelog"
+(cd "$tree" && dpkg-parsechangelog -S Version) | grep -qxF "$version" || die "the changelog does not parse"
+
+# ---- 3. Build ----
+step "installing the build dependencies (apt-get build-dep on the tree)"
+DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq "$tree" >>"$log" 2>&1 ||
+    fail "apt-get build-dep"
+export CCACHE_DIR=$cache/ccache
+# Debian's tools only (a pyenv or /usr/local python first in PATH lacks
+# Debian's setuptools, whose --install-layout=deb debian/rules uses), and
+# ccache's compiler wrappers.
+export PATH=/usr/lib/ccache:/usr/sbin:/usr/bin:/sbin:/bin
+ccache --zero-stats >/dev/null
+start=$SECONDS
+step "dpkg-buildpackage -b (DEB_BUILD_OPTIONS=nocheck parallel=$(nproc)); log in $log"
+(cd "$tree" && DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" dpkg-buildpackage -b -uc -us) \
+    >>"$log" 2>&1 || fail "dpkg-buildpackage"
+step "built in $((SECONDS - start)) s; ccache: $(ccache --print-stats |
+    awk -F'\t' '/^direct_cache_hit|^preprocessed_cache_hit|^cache_miss/ { printf "%s %s ", $1, $2 }')"
+
+# ---- 4. The folder ----
+rm -rf "$result" "$result.tmp"
+mkdir -p "$result.tmp"
+mv "$work"/*.deb "$work"/*.buildinfo "$work"/*.changes "$result.tmp/"
+(cd "$result.tmp" && sha256sum ./*.deb | sed 's| \./| |' >SHA256SUMS)
+for deb in "$result.tmp"/*.deb; do
+    dpkg-deb -W --showformat='${Package} ${Version} ${Architecture} ' "$deb"
+    stat -c '%s' "$deb"
+done | awk '{ printf "%-36s %-32s %-6s %10d bytes\n", $1, $2, $3, $4 }' >"$result.tmp/PACKAGES"
+cp "$log" "$result.tmp/build.log"
+touch "$result.tmp/.built"
+mv "$result.tmp" "$result"
+rm -rf "$work"
+step "packages in $result:"
+sed 's/^/  /' "$result/PACKAGES" >&2
+copy_out
+echo "$result"

@@ -1,0 +1,343 @@
+#!/usr/bin/env bash
+# The Debian packages (packages/build-deb.sh), installed, run and removed
+# the Debian way on this machine:
+#
+#   tests/deb_install_test.sh DEBS_DIR
+#
+# 1. Records the machine: every package's version and state, the manually
+#    installed set, the ovs-vswitchd alternative, the files and folders the
+#    packages own or make (/etc/openvswitch, /var/lib/openvswitch,
+#    /var/log/openvswitch, ...), /usr/sbin/policy-rc.d, the openvswitch
+#    kernel module, the packages' OVS daemons.
+# 2. The operator's switch, four packages: openvswitch-switch,
+#    openvswitch-switch-dpdk, openvswitch-common, python3-openvswitch (not
+#    the ipsec, vtep, testcontroller, test, doc, source and pki packages:
+#    they bring other daemons, e.g. strongswan, and nothing of the lookups).
+#    Where the machine has no policy-rc.d, one refusing service starts is
+#    added for the test and removed (this machine has no systemd; the
+#    maintainer scripts would otherwise start the init script).
+#    a. Debian's own, from the machine's apt sources: starts the switch with
+#       /usr/share/openvswitch/scripts/ovs-ctl (the init script's way;
+#       --enable-dummy through --ovs-vswitchd-options), makes a bridge on
+#       the dummy datapath (kept in the database), forwards, stops.
+#    b. These packages over them (apt-get install ./...deb, SHA256SUMS
+#       checked first): an upgrade.  For each ovs-vswitchd of the packages
+#       (openvswitch-switch's, then openvswitch-switch-dpdk's
+#       ovs-vswitchd-dpdk, chosen with update-alternatives --set): starts it
+#       with ovs-ctl, checks the version, that the bridge survived, the
+#       plugin's registration lines in /var/log/openvswitch,
+#       subtable-lookup-info-get, forwards packets through a PMD thread,
+#       checks that the subtable moved to jit_avx2 (or, on a CPU without
+#       what jit_avx2 needs, stayed on the plugin's specialized/runtime: the
+#       CPU decides, and the check says which case), switches to generic with
+#       prio-set and back, forwarding each time, and stops it.
+#    c. Back to Debian's (apt-get install --allow-downgrades NAME=VERSION,
+#       as the README says): none of the plugin's lookups, still forwards.
+# 3. Purges every package the test added (dependencies too), removes what
+#    Debian's purge leaves (and says what), and compares the machine with
+#    step 1: any difference is a failure.
+#
+# Needs root and a machine without those four packages (it says so and
+# fails otherwise: it could not leave such a machine as it was).
+set -uo pipefail
+
+debs=${1:?usage: deb_install_test.sh DEBS_DIR}
+debs=$(cd "$debs" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+passed=0
+failed=0
+work=$(mktemp -d /tmp/deb-install-test.XXXXXX)
+# ok, not_ok, check, and expect_p2 (p2's tx counter, tx, reaches N in 5 s).
+source "$here/vswitchd/lib.sh"
+ctl=/usr/share/openvswitch/scripts/ovs-ctl
+
+[ "$(id -u)" = 0 ] || { echo "deb_install_test.sh: needs root (apt-get install)"; exit 1; }
+wanted=(openvswitch-common openvswitch-switch openvswitch-switch-dpdk python3-openvswitch)
+installed_ovs=$(dpkg-query -W -f='${db:Status-Abbrev} ${binary:Package}\n' "${wanted[@]}" 2>/dev/null |
+    awk '$1 ~ /^.i/ { print $2 }')
+if [ -n "$installed_ovs" ]; then
+    echo "not checked: ${installed_ovs//$'\n'/ } installed here; this test installs and purges"
+    echo "  its own, so it runs only on a machine without them"
+    exit 1
+fi
+# daemons: the packages' OVS daemons that run (not other tests' private
+# ones, from other builds).
+daemons() {
+    local pid exe
+    for pid in $(pgrep -x ovs-vswitchd) $(pgrep -x ovsdb-server); do
+        exe=$(readlink "/proc/$pid/exe") || continue
+        case "$exe" in /usr/sbin/* | /usr/lib/openvswitch-switch*) echo "$pid $exe" ;; esac
+    done
+}
+if [ -n "$(daemons)" ]; then
+    # A private daemon of another test would share nothing with these, but
+    # ovs-ctl stop, pkill-like, could not tell them apart.
+    echo "not checked: ovsdb-server or ovs-vswitchd runs already: $(daemons)"
+    exit 1
+fi
+
+# ---- 1. the machine before ----
+owned_paths=(/etc/openvswitch /var/lib/openvswitch /var/log/openvswitch /run/openvswitch
+    /var/run/openvswitch /usr/share/openvswitch /usr/lib/openvswitch-switch
+    /usr/lib/openvswitch-switch-dpdk /etc/default/openvswitch-switch /etc/init.d/openvswitch-switch
+    /etc/logrotate.d/openvswitch-switch /usr/sbin/ovs-vswitchd /usr/sbin/ovsdb-server
+    /usr/bin/ovs-vsctl /etc/alternatives/ovs-vswitchd /var/lib/dpkg/alternatives/ovs-vswitchd
+    /usr/sbin/policy-rc.d /sys/module/openvswitch)
+snapshot() {  # snapshot FILE
+    {
+        echo "# packages"
+        dpkg-query -W -f='${binary:Package} ${Version} ${db:Status-Abbrev}\n' | LC_ALL=C sort
+        echo "# manually installed"
+        apt-mark showmanual | LC_ALL=C sort
+        echo "# paths"
+        for p in "${owned_paths[@]}"; do
+            if [ -e "$p" ] || [ -L "$p" ]; then
+                echo "$p $(stat -c '%F %a' "$p") $([ -f "$p" ] && sha256sum <"$p" | cut -c1-16)"
+            else
+                echo "$p absent"
+            fi
+        done
+        echo "# daemons"
+        [ -n "$(daemons)" ] && daemons || echo none
+    } >"$1"
+}
+snapshot "$work/before"
+echo "# machine recorded: $(dpkg-query -W -f='${db:Status-Abbrev}\n' | grep -c '^ii') packages installed"
+
+# ---- 2. the switch's pieces, then a. b. c. ----
+policy_added=no
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\n# deb_install_test.sh: no service starts during its install\nexit 101\n' \
+        >/usr/sbin/policy-rc.d
+    chmod 755 /usr/sbin/policy-rc.d
+    policy_added=yes
+fi
+cc -O2 -Wall -Werror -I"$here" -o "$work/cpu_has" "$here/cpu_has.c" || exit 1
+cpu=" $("$work/cpu_has") "
+jit_lacks=""
+for f in avx2 bmi1 bmi2 popcnt; do
+    [[ $cpu == *" $f "* ]] || jit_lacks+="${jit_lacks:+, }${f^^}"
+done
+echo "# CPU:$cpu"
+
+# apt_install NAME ARGS...: apt-get install, its downloads (the
+# dependencies, Debian's packages) to a folder of the test, not to the
+# machine's package cache.
+mkdir -p "$work/archives/partial"
+apt_install() {
+    local name=$1 log=$work/apt-$((++apt_runs)).log
+    shift
+    if DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        -o Dir::Cache::Archives="$work/archives" "$@" >"$log" 2>&1; then
+        ok "$name ($(grep -c '^Setting up' "$log") packages set up)"
+    else
+        not_ok "$name" "$(tail -15 "$log")"
+    fi
+}
+apt_runs=0
+# has_versions VERSION: every package of $wanted is at VERSION
+has_versions() {
+    local p v bad=""
+    for p in "${wanted[@]}"; do
+        v=$(dpkg-query -W -f='${Version}' "$p" 2>/dev/null)
+        [ "$v" = "$1" ] || bad+="$p is '${v:-not installed}'; "
+    done
+    [ -z "$bad" ] || { echo "$bad"; return 1; }
+}
+
+log=/var/log/openvswitch/ovs-vswitchd.log
+# start_switch LABEL: ovs-ctl start.  --enable-dummy registers the dummy
+# datapath while ovs-vswitchd parses its options, which initializes
+# dpif-netdev, whose registration log lines then come before ovs-ctl's own
+# --log-file (it puts its options last) and go to the console, which ovs-ctl
+# sets to "emer": so the log file is named first too.  Without
+# --enable-dummy (a production switch) they come after.
+start_switch() {
+    local out
+    [ -d /var/log/openvswitch ] && : >"$log"
+    if out=$("$ctl" start --system-id=random --no-record-hostname \
+        --ovs-vswitchd-options="--log-file=$log --enable-dummy" 2>&1); then
+        ok "$1: ovs-ctl start"
+        echo "$out" | sed 's/^/    # /'
+    else
+        not_ok "$1: ovs-ctl start" "$out"
+    fi
+}
+stop_switch() {  # stop_switch LABEL
+    local out
+    if out=$("$ctl" stop 2>&1); then ok "$1: ovs-ctl stop"; else not_ok "$1: ovs-ctl stop" "$out"; fi
+    check "$1: no OVS daemon left" test -z "$(daemons)"
+    grep -E '\|(ERR|EMER)\|' "$log" 2>/dev/null | sed 's/^/    # logged: /'
+}
+
+pkt='in_port(1),eth(src=52:54:00:00:00:01,dst=52:54:00:00:00:02),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.1.2.3,proto=17,tos=0,ttl=64,frag=no),udp(src=999,dst=4000)'
+# p2's tx counter, live (the Interface table's statistics are refreshed
+# only every 5 s).
+tx() { ovs-ofctl dump-ports br0 2 | sed -n 's/.*tx pkts=\([0-9]*\).*/\1/p'; }
+# settled: p2's tx counter once it has stopped moving (the packets
+# wait_lookup sent, in a subshell of check, are counted this way).
+settled() {
+    local a b
+    a=$(tx p2)
+    while sleep 0.3; b=$(tx p2); [ "$a" != "$b" ]; do a=$b; done
+    echo "$a"
+}
+send() {  # send N: N packets into p1 (a PMD port)
+    local i
+    for ((i = 0; i < $1; i++)); do ovs-appctl netdev-dummy/receive p1 "$pkt" >/dev/null; done
+}
+# forwards LABEL WHAT: 10 packets more out of p2 than before
+forwards() {
+    local want
+    want=$(($(settled) + 10))
+    send 10
+    check "$1: forwarded by $2: 10 more packets out of p2 ($want)" expect_p2 "$want"
+}
+pmd_lookup() {  # the lookup of the PMD thread's p1 subtable
+    ovs-appctl dpif-netdev/subtable-show | awk '/^pmd thread/ { pmd = 1 } /^main thread/ { pmd = 0 }
+        pmd && /^    \(/ { match($0, /lookup [a-z0-9_]+/); print substr($0, RSTART + 7, RLENGTH - 7); exit }'
+}
+wait_lookup() {  # wait_lookup REGEX: sends packets until the subtable's lookup matches, 10 s
+    local i
+    for ((i = 0; i < 50; i++)); do
+        [[ $(pmd_lookup) =~ ^($1)$ ]] && return 0
+        send 2
+        sleep 0.2
+    done
+    echo "the p1 subtable's lookup is '$(pmd_lookup)', want $1"
+    return 1
+}
+# The bridge: made once (under Debian's packages), kept in the database
+# across the upgrade and the way back, as an operator's is.  OpenFlow rules
+# are not in the database: added at every start.
+make_bridge() {
+    # EMC off, so that every packet reaches dpcls; the JIT compiles a
+    # subtable after 2 hits in a ranking interval.
+    ovs-vsctl set Open_vSwitch . other_config:emc-insert-inv-prob=0 other_config:dpcls-jit-hot-hits=2 \
+        -- add-br br0 -- set bridge br0 datapath-type=dummy fail-mode=secure \
+        -- add-port br0 p1 -- set interface p1 type=dummy-pmd ofport_request=1 \
+        -- add-port br0 p2 -- set interface p2 type=dummy ofport_request=2
+}
+add_rule() { ovs-ofctl add-flow br0 'priority=100,in_port=1,ip,nw_dst=10.1.0.0/16,actions=output:2'; }
+
+# ---- 2a. Debian's own packages, from the machine's apt sources ----
+debian_version=$(apt-cache policy openvswitch-switch | sed -n 's/^ *Candidate: //p')
+echo "# ---- Debian's openvswitch-switch $debian_version, from $(apt-cache policy openvswitch-switch |
+    awk '/ 500 / { print $2, $3; exit }') ----"
+apt_install "apt-get install Debian's ${wanted[*]}" "${wanted[@]/%/=$debian_version}"
+check "dpkg has Debian's $debian_version" has_versions "$debian_version"
+start_switch "Debian's"
+make_bridge
+add_rule
+forwards "Debian's" "OVS's own lookups"
+check "Debian's: subtable-lookup-info-get lists none of the plugin's lookups" \
+    bash -c "! ovs-appctl dpif-netdev/subtable-lookup-info-get | grep -Eq 'jit_avx2|specialized|runtime'"
+stop_switch "Debian's"
+
+# ---- 2b. these packages over them: an upgrade ----
+check "SHA256SUMS matches the packages" bash -c "cd '$debs' && sha256sum -c --quiet SHA256SUMS"
+files=()
+for p in "${wanted[@]}"; do
+    f=$(ls "$debs/${p}_"*.deb 2>/dev/null | head -1)
+    if [ -n "$f" ]; then files+=("$f"); else not_ok "the folder has $p" "no ${p}_*.deb in $debs"; fi
+done
+version=$(dpkg-deb -f "${files[0]}" Version)
+apt_install "apt-get install ${files[*]##*/} (over Debian's)" "${files[@]}"
+check "dpkg has $version" has_versions "$version"
+
+run_switch() {  # run_switch BINARY LABEL: each ovs-vswitchd of the packages
+    local binary=$1 label=$2 before_lookup line lp info
+    echo "# ---- $label: $binary ----"
+    check "$label: update-alternatives --set ovs-vswitchd" update-alternatives --set ovs-vswitchd "$binary"
+    check "$label: /usr/sbin/ovs-vswitchd is $binary" test "$(readlink -f /usr/sbin/ovs-vswitchd)" = "$binary"
+    start_switch "$label"
+    check "$label: ovs-vswitchd --version is Open vSwitch 3.1.0" \
+        grep -q 'ovs-vswitchd (Open vSwitch) 3.1.0' <<<"$(ovs-vswitchd --version)"
+    if [[ $label == *dpdk* ]]; then
+        check "$label: ovs-vswitchd-dpdk is built with DPDK" grep -q '^DPDK ' <<<"$(ovs-vswitchd --version)"
+    fi
+    check "$label: br0 and its ports, made under Debian's packages, are kept" \
+        test "$(ovs-vsctl list-ports br0 | tr '\n' ' ')" = "p1 p2 "
+    for lp in "jit_avx2 4" "specialized 3" "runtime 2"; do
+        line="dpcls lookup implementation '${lp% *}' registered, priority ${lp#* }"
+        check "$label: $log says: $line" grep -qF "dpif_netdev_lookup|INFO|$line" "$log"
+    done
+    info=$(ovs-appctl dpif-netdev/subtable-lookup-info-get)
+    for lp in "jit_avx2 4" "specialized 3" "runtime 2" "generic 1"; do
+        check "$label: subtable-lookup-info-get lists ${lp% *} at priority ${lp#* }" \
+            grep -q "  ${lp% *} (Use count: [0-9]*, Priority: ${lp#* })" <<<"$info"
+    done
+    add_rule
+    forwards "$label" "the plugin's lookups"
+    if [ -z "$jit_lacks" ]; then
+        check "$label: the hot subtable moved to jit_avx2 (the CPU has AVX2, BMI1, BMI2, POPCNT)" \
+            wait_lookup jit_avx2
+    else
+        check "$label: the subtable stays on the plugin's specialized/runtime (CPU lacks $jit_lacks)" \
+            wait_lookup 'specialized|runtime'
+    fi
+    before_lookup=$(pmd_lookup)
+    forwards "$label" "$before_lookup"
+    check "$label: prio-set generic 10" ovs-appctl dpif-netdev/subtable-lookup-prio-set generic 10
+    check "$label: the subtable is on generic" wait_lookup generic
+    forwards "$label" generic
+    check "$label: prio-set generic 1 (back)" ovs-appctl dpif-netdev/subtable-lookup-prio-set generic 1
+    check "$label: the subtable is back on $before_lookup" wait_lookup "$before_lookup"
+    forwards "$label" "$before_lookup"
+    stop_switch "$label"
+}
+if [ -x "$ctl" ]; then
+    run_switch /usr/lib/openvswitch-switch/ovs-vswitchd "openvswitch-switch"
+    run_switch /usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk "openvswitch-switch-dpdk"
+    check "update-alternatives --auto ovs-vswitchd" update-alternatives --auto ovs-vswitchd
+else
+    not_ok "ovs-ctl is installed" "$ctl is missing"
+fi
+
+# ---- 2c. back to Debian's packages (README's way back) ----
+apt_install "back to Debian's: apt-get install --allow-downgrades ${wanted[*]/%/=$debian_version}" \
+    --allow-downgrades "${wanted[@]/%/=$debian_version}"
+check "dpkg has Debian's $debian_version again" has_versions "$debian_version"
+start_switch "Debian's again"
+check "Debian's again: subtable-lookup-info-get lists none of the plugin's lookups" \
+    bash -c "! ovs-appctl dpif-netdev/subtable-lookup-info-get | grep -Eq 'jit_avx2|specialized|runtime'"
+add_rule
+forwards "Debian's again" "OVS's own lookups"
+stop_switch "Debian's again"
+
+# ---- 3. remove, and compare ----
+snapshot "$work/installed"
+added=$(diff <(sed -n '/^# packages/,/^# manually/p' "$work/before" | awk '{ print $1 }') \
+    <(sed -n '/^# packages/,/^# manually/p' "$work/installed" | awk '{ print $1 }') |
+    sed -n 's/^> //p' | grep -v '^#')
+echo "# purging what the install added: $(wc -w <<<"$added") packages"
+# shellcheck disable=SC2086 # one package name per word
+if [ -n "$added" ] && DEBIAN_FRONTEND=noninteractive apt-get purge -y $added >"$work/apt-purge.log" 2>&1; then
+    ok "apt-get purge of the $(wc -w <<<"$added") packages the install added"
+else
+    not_ok "apt-get purge" "$(tail -15 "$work/apt-purge.log" 2>/dev/null)"
+fi
+[ "$policy_added" = yes ] && rm -f /usr/sbin/policy-rc.d
+# What Debian's purge leaves: its postrm removes /etc/openvswitch/conf.db,
+# but ovs-ctl keeps the database in /var/lib/openvswitch; and the folders.
+# Said, then removed, so that the comparison is with the machine before.
+for p in "${owned_paths[@]}"; do
+    if grep -qxF "$p absent" "$work/before" && { [ -e "$p" ] || [ -L "$p" ]; }; then
+        echo "# left by apt-get purge (Debian's packaging, not this test's): $p$([ -d "$p" ] &&
+            echo " ($(ls -A "$p" | tr '\n' ' '))"); removed"
+        rm -rf "$p"
+    fi
+done
+snapshot "$work/after"
+if diff -u "$work/before" "$work/after" >"$work/diff"; then
+    ok "the machine is as it was (packages, manual marks, paths, alternatives, daemons)"
+else
+    not_ok "the machine is as it was" "$(cat "$work/diff")"
+fi
+
+echo "$passed passed, $failed failed"
+if [ "$failed" -gt 0 ]; then
+    echo "logs kept in $work"
+    exit 1
+fi
+rm -rf "$work"
