@@ -21,7 +21,8 @@
 #       --enable-dummy through --ovs-vswitchd-options), makes a bridge on
 #       the dummy datapath (kept in the database), forwards, stops.
 #    b. These packages over them (apt-get install ./...deb, SHA256SUMS
-#       checked first): an upgrade.  For each ovs-vswitchd of the packages
+#       checked first, and the whole folder resolved by a simulated
+#       apt-get install ./*.deb): an upgrade.  For each ovs-vswitchd of the packages
 #       (openvswitch-switch's, then openvswitch-switch-dpdk's
 #       ovs-vswitchd-dpdk, chosen with update-alternatives --set): starts it
 #       with ovs-ctl, checks the version, that the bridge survived, the
@@ -242,6 +243,11 @@ for p in "${wanted[@]}"; do
     if [ -n "$f" ]; then files+=("$f"); else not_ok "the folder has $p" "no ${p}_*.deb in $debs"; fi
 done
 version=$(dpkg-deb -f "${files[0]}" Version)
+# The whole folder (ipsec, vtep, testcontroller, test, doc, source, pki and
+# the -dbgsym packages too) installs together: apt resolves it, simulated.
+all_debs=("$debs"/*.deb)
+check "apt-get install --simulate of all ${#all_debs[@]} packages of the folder resolves" \
+    apt-get install --simulate --no-install-recommends "${all_debs[@]}"
 apt_install "apt-get install ${files[*]##*/} (over Debian's)" "${files[@]}"
 check "dpkg has $version" has_versions "$version"
 
@@ -318,6 +324,12 @@ else
     not_ok "apt-get purge" "$(tail -15 "$work/apt-purge.log" 2>/dev/null)"
 fi
 [ "$policy_added" = yes ] && rm -f /usr/sbin/policy-rc.d
+# ovs-ctl start loads the openvswitch kernel module where the kernel has
+# loadable modules (this machine has none): unloaded again if it did.
+if grep -qxF "/sys/module/openvswitch absent" "$work/before" && [ -e /sys/module/openvswitch ]; then
+    echo "# ovs-ctl loaded the openvswitch kernel module: rmmod openvswitch"
+    rmmod openvswitch || echo "# rmmod openvswitch failed"
+fi
 # What Debian's purge leaves: its postrm removes /etc/openvswitch/conf.db,
 # but ovs-ctl keeps the database in /var/lib/openvswitch; and the folders.
 # Said, then removed, so that the comparison is with the machine before.
