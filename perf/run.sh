@@ -2,8 +2,10 @@
 # The main job: builds the classifier against OVS 3.1.0 (sse42 flavour) and
 # runs the subtable-lookup microbenchmark, printing the comparison table
 # (TSC ticks per packet, ratio to OVS's own lookups measured in the same
-# run) and writing out/microbench.json, and the instructions per packet
-# under callgrind (perf/instructions.sh); then the JIT flood (10000 new
+# run) and writing out/microbench.json, the whole-classifier lookups of
+# tables whose traffic crosses many subtables (perf/dpcls_bench.cpp;
+# out/dpcls_bench.txt), and the instructions per packet under callgrind
+# (perf/instructions.sh); then the JIT flood (10000 new
 # masks: compiles, declines, code memory, CPU; out/jit_flood.txt); then the
 # phy-to-phy forwarding benchmark on OVS-DPDK (perf/p2p/run.sh: Mpps per
 # scenario and lookup, out/p2p/).  Installs its own packages.
@@ -16,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh sse42 --target microbench --target jit_flood
+scripts/build.sh sse42 --target microbench --target dpcls_bench --target jit_flood
 mkdir -p out
 # Pinned to the last core, away from the shell and the kernel's usual work.
 core=$(($(nproc) - 1))
@@ -24,6 +26,11 @@ taskset -c "$core" build/sse42/perf/microbench "$@" \
     --benchmark_enable_random_interleaving=true \
     --benchmark_out=out/microbench-raw.json --benchmark_out_format=json >out/microbench.log
 python3 perf/table.py out/microbench-raw.json out/microbench.json | tee out/microbench-table.txt
+echo
+echo "Whole-classifier lookups where traffic crosses many subtables (dpcls_bench):"
+quick=()
+case " $* " in *" --quick "*) quick=(--quick) ;; esac
+taskset -c "$core" build/sse42/perf/dpcls_bench "${quick[@]}" | tee out/dpcls_bench.txt
 echo
 echo "Instructions per packet (callgrind; the same on every run, unlike ticks):"
 perf/instructions.sh | tee out/instructions.txt

@@ -111,6 +111,14 @@ else
     failed=$((failed + 1))
 fi
 
+phase "whole-classifier benchmark smoke run (perf/dpcls_bench --quick: every lookup answers as OVS's generic)"
+if build/sse42/perf/dpcls_bench --quick; then
+    passed=$((passed + 1))
+else
+    echo "dpcls_bench smoke run failed" >&2
+    failed=$((failed + 1))
+fi
+
 phase "instruction counts under callgrind (perf/instructions.sh smoke run)"
 if out=$(perf/instructions.sh '^4,1/real/1/hit/' 2>&1) &&
     grep -Eq '^4,1/real/1/hit +[0-9.]+ \([0-9.]+\) +[0-9.]+ \(1\.00\)' <<<"$out"; then

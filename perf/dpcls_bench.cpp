@@ -1,0 +1,381 @@
+// dpcls_bench: a whole classifier's lookup, in TSC ticks per packet, where
+// traffic crosses many subtables.
+//
+// microbench measures one subtable's lookup.  A port's classifier tries its
+// subtables in rank order until every key of the burst has matched
+// (dpcls_lookup()), so where traffic spreads over several subtables a
+// packet pays for every subtable it visits: OVS reports the average as
+// "subtable lookups per hit" (pmd-perf-show).  This measures the whole
+// lookup, Classifier::lookup() (OVS's dpcls_lookup() loop, over OVS's own
+// structures), for tables of real megaflow masks:
+//
+//   prefix-13  phy-to-phy scenario (b): 221 disjoint nw_dst prefix rules,
+//              17 of each length /20../32, 13 subtables of one fingerprint
+//              (4,2), traffic spread evenly over the rules (7 lookups/hit)
+//   prefix-20  the same with lengths /13../32: 20 subtables, 340 rules
+//              (10.5 lookups/hit)
+//   corpus     the in_port(1) megaflows of tests/corpus/megaflows.txt (real
+//              dumps of several bridges; mixed fingerprints), a packet per
+//              megaflow composed by OVS from it (flow_compose)
+//
+// Rules are megaflow text parsed by OVS (odp_flow_from_string); packet keys
+// are what OVS's miniflow_extract() makes of frames OVS composes from a
+// flow, so they carry the words real packets carry.
+//
+// Lookups, each in a classifier of its own holding the same rules:
+//   ovs_generic  OVS 3.1's own generic lookup (lib/dpif-netdev-lookup-
+//                generic.c, the reference build) in every subtable: the base
+//   specialized  this project's registry without the JIT (specialized where
+//                its fingerprints are listed, generic elsewhere)
+//   jit_avx2     with the JIT (x86-64, AVX2): hot subtables on JIT code,
+//                after rankings as a PMD thread would run them
+// Before timing, every lookup's answer for every key must be the base's
+// (the same rule, by index): a mismatch fails the run (exit 1).
+//
+// Timing: repetitions interleave the lookups (rotating their order), each
+// timing windows of 8 bursts of 32 keys with the TSC; a repetition's figure
+// is its median window, the result the median over repetitions with the
+// min-max spread, and its ratio to ovs_generic's (below 1: faster).  --quick: few repetitions (the
+// smoke run of tests/run.sh, where the answer check is what counts).
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "classifier/classifier.hpp"
+#include "classifier/miniflow.hpp"
+#include "jit/engine.hpp"
+#include "lookups/lookups.hpp"
+#include "reference/ovs_reference.h"
+#include "standalone/builtin_lookups.hpp"
+
+namespace ovscls::perf {
+namespace {
+
+constexpr size_t kPoolBursts = 256;  // bursts of keys cycled through
+constexpr size_t kWindowBursts = 8;  // bursts per timed window
+
+struct Table {
+    std::string name, what;
+    std::vector<std::string> rules;    // megaflow text, masked
+    std::vector<std::string> packets;  // flow text, exact: the frames to extract
+};
+
+std::string ip(uint32_t a) {
+    char s[16];
+    std::snprintf(s, sizeof s, "%u.%u.%u.%u", a >> 24, (a >> 16) & 0xff, (a >> 8) & 0xff, a & 0xff);
+    return s;
+}
+
+// Lengths first_len..32, `per_len` rules each: rule k of length L is the
+// network (L << 24) + (k << (32 - L)), as perf/p2p/make_pcaps.py's
+// prefix_rules() (disjoint: the first octet is the length).  Packet i goes
+// to rule i % n, its nw_dst spread inside the prefix.
+Table prefix_table(const std::string& name, int first_len, int per_len) {
+    Table t;
+    t.name = name;
+    struct Net {
+        uint32_t net;
+        int len;
+    };
+    std::vector<Net> nets;
+    for (int k = 0; k < per_len; k++) {
+        for (int len = first_len; len <= 32; len++) {
+            nets.push_back({(uint32_t(len) << 24) + (uint32_t(k) << (32 - len)), len});
+        }
+    }
+    const int n_lengths = 33 - first_len;
+    t.what = std::to_string(nets.size()) + " nw_dst prefix rules, " + std::to_string(per_len) +
+             " of each length /" + std::to_string(first_len) +
+             "../32: " + std::to_string(n_lengths) + " subtables (4,2)";
+    for (const Net& n : nets) {
+        const uint32_t mask = n.len == 0 ? 0 : ~uint32_t{0} << (32 - n.len);
+        t.rules.push_back(
+            "recirc_id(0),in_port(1),packet_type(ns=0,id=0),"
+            "eth(src=00:00:00:00:00:00/00:00:00:00:00:00,dst=00:00:00:00:00:00/00:00:00:00:00:00),"
+            "eth_type(0x0800),ipv4(dst=" +
+            ip(n.net) + "/" + ip(mask) + ",frag=no)");
+    }
+    for (size_t i = 0; i < kPoolBursts * kMaxBurst; i++) {
+        const Net& n = nets[i % nets.size()];
+        const uint64_t span = uint64_t{1} << (32 - n.len);
+        const uint32_t dst = n.net + uint32_t((i / nets.size()) * 2654435761u % span);
+        t.packets.push_back(
+            "in_port(1),eth(src=52:54:00:00:00:01,dst=52:54:00:00:00:02),eth_type(0x0800),"
+            "ipv4(src=10.0.0.1,dst=" +
+            ip(dst) + ",proto=17,tos=0,ttl=64,frag=no),udp(src=" +
+            std::to_string(1024 + i % 50000) + ",dst=5000)");
+    }
+    return t;
+}
+
+// The corpus's in_port(1) megaflows; each is also the packet (its flow,
+// composed into a frame by OVS).
+Table corpus_table(const std::string& corpus) {
+    Table t;
+    t.name = "corpus";
+    std::ifstream in(corpus);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#' || line.find("in_port(1),") == std::string::npos ||
+            line.find("tunnel(") != std::string::npos) {
+            continue;
+        }
+        t.rules.push_back(line);
+    }
+    for (size_t i = 0; i < kPoolBursts * kMaxBurst && !t.rules.empty(); i++) {
+        t.packets.push_back(t.rules[i % t.rules.size()]);
+    }
+    t.what = std::to_string(t.rules.size()) +
+             " in_port(1) megaflows of tests/corpus (several bridges' dumps)";
+    return t;
+}
+
+// One lookup configuration: a registry, a classifier with the table's rules,
+// and the keys.
+struct Setup {
+    std::string name;
+    std::unique_ptr<LookupRegistry> registry;
+    std::unique_ptr<Classifier> cls;
+    std::map<const dpcls_rule*, int> rule_index;
+    size_t subtables = 0;
+    std::string impls;  // subtables per lookup, "jit_avx2 13"
+    double lookups_per_hit = 0;
+    std::vector<int> answers;  // per key: the rule's index, or -1
+    std::vector<double> reps;  // ticks per packet, one per repetition
+};
+
+ovsb_lookup_func ovs_generic_probe(void*, const ProbeContext& ctx) {
+    return ovsb_ovs_generic_probe(ctx.u0, ctx.u1);
+}
+
+struct Keys {
+    std::vector<FlowKey> keys;
+    std::vector<const netdev_flow_key*> ptrs;
+};
+
+std::optional<Keys> make_keys(const Table& t) {
+    Keys k;
+    k.keys.reserve(t.packets.size());
+    for (const std::string& p : t.packets) {
+        FullFlow flow{}, wc{};
+        char err[256];
+        if (ovsb_megaflow_parse(p.c_str(), flow.data(), wc.data(), err, sizeof err)) {
+            std::fprintf(stderr, "%s: packet '%s': %s\n", t.name.c_str(), p.c_str(), err);
+            return std::nullopt;
+        }
+        uint8_t frame[2048];
+        const size_t len = ovsb_frame_compose(flow.data(), frame, sizeof frame);
+        FlowKey key{};
+        ovsb_key_from_frame(ovs(&key), frame, len, 1);
+        k.keys.push_back(key);
+    }
+    for (const FlowKey& key : k.keys) k.ptrs.push_back(ovs(&key));
+    return k;
+}
+
+// Builds `s`'s classifier from the table's rules.  False on a parse error.
+bool fill(Setup& s, const Table& t) {
+    s.cls = std::make_unique<Classifier>(*s.registry);
+    int index = 0;
+    for (const std::string& text : t.rules) {
+        FullFlow flow{}, wc{};
+        char err[256];
+        FlowKey mask{};
+        if (ovsb_megaflow_parse(text.c_str(), flow.data(), wc.data(), err, sizeof err) ||
+            !ovsb_mask_init(ovs(&mask), flow.data(), wc.data())) {
+            std::fprintf(stderr, "%s: rule '%s': %s\n", t.name.c_str(), text.c_str(), err);
+            return false;
+        }
+        dpcls_rule* rule = nullptr;
+        // A megaflow whose masked key is already there (the corpus repeats
+        // some across bridges) is left out, as dpcls would never hold both.
+        if (s.cls->insert(mask, flow.data(), &rule)) {
+            s.rule_index[rule] = index;
+        }
+        index++;
+    }
+    return true;
+}
+
+// One pass over the key pool; returns the hits and adds to *lookups.
+size_t pass(const Setup& s, Keys& k, std::vector<int>* answers, int64_t* lookups) {
+    size_t hits = 0;
+    for (size_t b = 0; b < kPoolBursts; b++) {
+        dpcls_rule* rules[kMaxBurst] = {};
+        int n = 0;
+        s.cls->lookup(&k.ptrs[b * kMaxBurst], kMaxBurst, rules, &n);
+        if (lookups) *lookups += n;
+        for (size_t i = 0; i < kMaxBurst; i++) {
+            hits += rules[i] != nullptr;
+            if (answers) {
+                answers->push_back(rules[i] ? s.rule_index.at(rules[i]) : -1);
+            }
+        }
+    }
+    return hits;
+}
+
+// Rankings as a PMD thread runs them, once a second in OVS: traffic, then
+// sort_subtables(), which re-probes the subtables with hits (where hot ones
+// move to JIT code); the JIT's compiles finish in between.
+void settle(Setup& s, Keys& k) {
+    for (int round = 0; round < 4; round++) {
+        pass(s, k, nullptr, nullptr);
+        s.cls->sort_subtables();
+        jit::process_engine().drain();
+        ovsb_rcu_quiesce();
+    }
+    pass(s, k, nullptr, nullptr);
+    s.cls->sort_subtables();  // the ranking the timed lookups run under
+    int64_t lookups = 0;
+    const size_t hits = pass(s, k, &s.answers, &lookups);
+    s.lookups_per_hit = hits ? static_cast<double>(lookups) / static_cast<double>(hits) : 0;
+    std::map<std::string, int> by_impl;
+    const auto infos = s.cls->subtables();
+    for (const auto& info : infos) by_impl[info.impl]++;
+    s.subtables = infos.size();
+    for (const auto& [impl, n] : by_impl) {
+        s.impls += (s.impls.empty() ? "" : ", ") + impl + " " + std::to_string(n);
+    }
+}
+
+[[gnu::noinline]] double timed_rep(const Setup& s, Keys& k, int windows) {
+    std::vector<uint64_t> w;
+    w.reserve(windows);
+    dpcls_rule* rules[kMaxBurst];
+    size_t burst = 0;
+    for (size_t b = 0; b < kPoolBursts; b++) {  // warm caches as a PMD's are
+        s.cls->lookup(&k.ptrs[b * kMaxBurst], kMaxBurst, rules);
+    }
+    for (int i = 0; i < windows; i++) {
+        const uint64_t start = __rdtsc();
+        for (size_t j = 0; j < kWindowBursts; j++) {
+            s.cls->lookup(&k.ptrs[burst * kMaxBurst], kMaxBurst, rules);
+            burst = (burst + 1) % kPoolBursts;
+        }
+        w.push_back(__rdtsc() - start);
+    }
+    std::nth_element(w.begin(), w.begin() + w.size() / 2, w.end());
+    return static_cast<double>(w[w.size() / 2]) / static_cast<double>(kWindowBursts * kMaxBurst);
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+int run_table(const Table& t, int reps, int windows) {
+    std::optional<Keys> keys = make_keys(t);
+    if (!keys || t.rules.empty()) {
+        return 1;
+    }
+    std::vector<Setup> setups;
+    auto add = [&](const std::string& name, auto&& fill_registry) {
+        Setup s;
+        s.name = name;
+        s.registry = std::make_unique<LookupRegistry>();
+        fill_registry(*s.registry);
+        setups.push_back(std::move(s));
+    };
+    add("ovs_generic", [](LookupRegistry& r) {
+        r.add({"ovs_generic", 1, ovs_generic_probe, nullptr, nullptr});
+    });
+    add("specialized", [](LookupRegistry& r) {
+        r.add(generic_descriptor());
+        r.add(specialized_descriptor());
+    });
+    if (jit_built()) {
+        add("jit_avx2", [](LookupRegistry& r) { add_builtin_lookups(r); });
+    }
+    for (Setup& s : setups) {
+        if (!fill(s, t)) {
+            return 1;
+        }
+        settle(s, *keys);
+    }
+    // Every lookup answers as OVS's generic does, key by key.
+    int status = 0;
+    for (Setup& s : setups) {
+        size_t mismatches = 0;
+        for (size_t i = 0; i < s.answers.size(); i++) {
+            mismatches += s.answers[i] != setups[0].answers[i];
+        }
+        if (mismatches) {
+            std::fprintf(stderr, "%s/%s: %zu of %zu keys answered differently from ovs_generic\n",
+                         t.name.c_str(), s.name.c_str(), mismatches, s.answers.size());
+            status = 1;
+        }
+    }
+    if (status) {
+        return status;
+    }
+    const size_t hits = static_cast<size_t>(std::count_if(
+        setups[0].answers.begin(), setups[0].answers.end(), [](int a) { return a >= 0; }));
+    for (int r = 0; r < reps; r++) {
+        for (size_t i = 0; i < setups.size(); i++) {
+            Setup& s = setups[(i + static_cast<size_t>(r)) % setups.size()];
+            s.reps.push_back(timed_rep(s, *keys, windows));
+            ovsb_rcu_quiesce();
+        }
+    }
+    std::printf("\n%s: %s; %zu of %zu keys hit; every lookup answered as ovs_generic\n",
+                t.name.c_str(), t.what.c_str(), hits, setups[0].answers.size());
+    std::printf("  %-12s %9s %17s %6s %11s  %s\n", "lookup", "ticks/pkt", "(min-max)", "ratio",
+                "lookups/hit", "subtables on");
+    const double base = median(setups[0].reps);
+    for (const Setup& s : setups) {
+        const double m = median(s.reps);
+        char spread[32];
+        std::snprintf(spread, sizeof spread, "(%.1f-%.1f)",
+                      *std::min_element(s.reps.begin(), s.reps.end()),
+                      *std::max_element(s.reps.begin(), s.reps.end()));
+        std::printf("  %-12s %9.1f %17s %6.2f %11.2f  %s\n", s.name.c_str(), m, spread,
+                    base > 0 ? m / base : 0.0, s.lookups_per_hit, s.impls.c_str());
+    }
+    if (!jit_built()) {
+        std::printf("  jit_avx2: not measured: %s\n", jit_build_note().c_str());
+    }
+    return 0;
+}
+
+}  // namespace
+}  // namespace ovscls::perf
+
+int main(int argc, char** argv) {
+    using namespace ovscls::perf;
+    int reps = 15, windows = 256;
+    std::string only;
+    for (int i = 1; i < argc; i++) {
+        if (!std::strcmp(argv[i], "--quick")) {
+            reps = 3;
+            windows = 32;
+        } else if (!std::strcmp(argv[i], "--table") && i + 1 < argc) {
+            only = argv[++i];
+        } else {
+            std::fprintf(stderr,
+                         "usage: dpcls_bench [--quick] [--table prefix-13|prefix-20|corpus]\n");
+            return 2;
+        }
+    }
+    std::printf(
+        "dpcls_bench: whole-classifier lookups, TSC ticks per packet (median of %d "
+        "repetitions, each the median of %d windows of %zu bursts of %u keys)\n",
+        reps, windows, kWindowBursts, ovscls::kMaxBurst);
+    std::vector<Table> tables = {prefix_table("prefix-13", 20, 17),
+                                 prefix_table("prefix-20", 13, 17), corpus_table(CORPUS_FILE)};
+    int status = 0;
+    for (const Table& t : tables) {
+        if (only.empty() || only == t.name) {
+            status |= run_table(t, reps, windows);
+        }
+    }
+    return status;
+}
