@@ -176,12 +176,13 @@ mail=${DEBEMAIL:-root@$(hostname -f 2>/dev/null || hostname)}
     echo "openvswitch ($version) $suite; urgency=medium"
     echo
     echo "  * ovs-dpcls-plugin: the subtable lookups specialized, runtime and"
-    echo "    jit_avx2 built into ovs-vswitchd and ovs-vswitchd-dpdk$([ "$plugin_default" = yes ] &&
-        echo ","; true)"
-    [ "$plugin_default" = yes ] &&
-        echo "    preferred over OVS's generic (dpif-netdev/subtable-lookup-prio-set switches)."
-    [ "$plugin_default" = no ] &&
+    echo "    jit_avx2 built into ovs-vswitchd and ovs-vswitchd-dpdk,"
+    if [ "$plugin_default" = yes ]; then
+        echo "    preferred over OVS's generic (dpif-netdev/subtable-lookup-prio-set"
+        echo "    switches back)."
+    else
         echo "    at priority 0 (dpif-netdev/subtable-lookup-prio-set enables them)."
+    fi
     echo "  * debian/patches/ovscls: the series that lets a lookup register at run"
     echo "    time, with fixes and dpif-netdev/subtable-show:"
     while read -r p; do
