@@ -36,10 +36,13 @@
 // timing windows of 8 bursts of 32 keys with the TSC; a repetition's figure
 // is its median window, the result the median over repetitions with the
 // min-max spread, and its ratio to ovs_generic's (below 1: faster).  --quick: few repetitions (the
-// smoke run of tests/run.sh, where the answer check is what counts).
+// smoke run of tests/run.sh, where the answer check is what counts).  --broken-lookup adds a
+// lookup that drops one found key per call: the answer check must fail the run (tests/run.sh
+// checks that it does).
 #include <x86intrin.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -155,6 +158,19 @@ struct Setup {
 ovsb_lookup_func ovs_generic_probe(void*, const ProbeContext& ctx) {
     return ovsb_ovs_generic_probe(ctx.u0, ctx.u1);
 }
+
+// --broken-lookup, the answer check's negative control: OVS's generic, but
+// the lowest key it finds in each call is dropped (reported as a miss).
+uint32_t broken_lookup(dpcls_subtable* subtable, uint32_t keys_map, const netdev_flow_key* keys[],
+                       dpcls_rule** rules) {
+    uint32_t found = ovsb_ovs_generic_runtime()(subtable, keys_map, keys, rules);
+    if (found) {
+        rules[std::countr_zero(found)] = nullptr;
+        found &= found - 1;
+    }
+    return found;
+}
+ovsb_lookup_func broken_probe(void*, const ProbeContext&) { return broken_lookup; }
 
 struct Keys {
     std::vector<FlowKey> keys;
@@ -272,7 +288,7 @@ double median(std::vector<double> v) {
     return v.empty() ? 0 : v[v.size() / 2];
 }
 
-int run_table(const Table& t, int reps, int windows) {
+int run_table(const Table& t, int reps, int windows, bool broken) {
     std::optional<Keys> keys = make_keys(t);
     if (!keys || t.rules.empty()) {
         return 1;
@@ -294,6 +310,11 @@ int run_table(const Table& t, int reps, int windows) {
     });
     if (jit_built()) {
         add("jit_avx2", [](LookupRegistry& r) { add_builtin_lookups(r); });
+    }
+    if (broken) {
+        add("broken", [](LookupRegistry& r) {
+            r.add({"broken", 1, broken_probe, nullptr, nullptr});
+        });
     }
     for (Setup& s : setups) {
         if (!fill(s, t)) {
@@ -352,16 +373,20 @@ int run_table(const Table& t, int reps, int windows) {
 int main(int argc, char** argv) {
     using namespace ovscls::perf;
     int reps = 15, windows = 256;
+    bool broken = false;
     std::string only;
     for (int i = 1; i < argc; i++) {
         if (!std::strcmp(argv[i], "--quick")) {
             reps = 3;
             windows = 32;
+        } else if (!std::strcmp(argv[i], "--broken-lookup")) {
+            broken = true;
         } else if (!std::strcmp(argv[i], "--table") && i + 1 < argc) {
             only = argv[++i];
         } else {
             std::fprintf(stderr,
-                         "usage: dpcls_bench [--quick] [--table prefix-13|prefix-20|corpus]\n");
+                         "usage: dpcls_bench [--quick] [--broken-lookup] "
+                         "[--table prefix-13|prefix-20|corpus]\n");
             return 2;
         }
     }
@@ -374,7 +399,7 @@ int main(int argc, char** argv) {
     int status = 0;
     for (const Table& t : tables) {
         if (only.empty() || only == t.name) {
-            status |= run_table(t, reps, windows);
+            status |= run_table(t, reps, windows, broken);
         }
     }
     return status;

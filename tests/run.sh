@@ -118,6 +118,18 @@ else
     echo "dpcls_bench smoke run failed" >&2
     failed=$((failed + 1))
 fi
+# Its negative control: a lookup that drops a found key must fail the check.
+if out=$(build/sse42/perf/dpcls_bench --quick --table prefix-13 --broken-lookup 2>&1); then
+    echo "dpcls_bench --broken-lookup passed: its answer check checks nothing" >&2
+    failed=$((failed + 1))
+elif grep -q '^prefix-13/broken: [1-9][0-9]* of 8192 keys answered differently' <<<"$out"; then
+    echo "dpcls_bench --broken-lookup: the answer check caught it ($(grep 'broken:' <<<"$out"))"
+    passed=$((passed + 1))
+else
+    echo "$out" >&2
+    echo "dpcls_bench --broken-lookup failed otherwise than by its answer check" >&2
+    failed=$((failed + 1))
+fi
 
 phase "instruction counts under callgrind (perf/instructions.sh smoke run)"
 if out=$(perf/instructions.sh '^4,1/real/1/hit/' 2>&1) &&
