@@ -113,8 +113,6 @@ source "$top/cmake/ovs-table.sh"
     die "cmake/ovs-sources.txt's 3.1 is not $upstream_version"
 src_deb=$("$top/cmake/fetch-debian-package.sh" "$suite" binary "openvswitch-source=$debian_version" | tail -1)
 tarball=$src_deb/usr/src/openvswitch/openvswitch.tar.gz
-[ "$(sha256sum "$tarball" | cut -d' ' -f1)" = "$(ovs_source 3.1 sha256)" ] ||
-    die "$tarball does not have the sha256 cmake/ovs-sources.txt pins"
 
 # A fixed build folder (its path is in Debian's -ffile-prefix-map flag, so
 # ccache hits only when it stays put).
@@ -126,8 +124,8 @@ log=$work/build.log
 : >"$log"
 fail() { echo "build-deb.sh: $1 failed; the last lines of $log:" >&2; tail -30 "$log" >&2; exit 1; }
 step "unpacking the upstream tree ($tarball) and $(basename "$dsc_dir"/*.debian.tar.xz)"
-tar -xzf "$tarball" -C "$work"
-mv "$work/openvswitch" "$tree"
+# ovs_source_unpack checks the tarball against cmake/ovs-sources.txt's sha256.
+OVS_TARBALL=$tarball ovs_source_unpack 3.1 "$tree" || die "unpacking $tarball failed"
 # The tarball is `make dist` of Debian's build: its debian/ is an old copy.
 rm -rf "$tree/debian"
 tar -xJf "$dsc_dir"/*.debian.tar.xz -C "$tree"

@@ -48,7 +48,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 passed=0
 failed=0
 work=$(mktemp -d /tmp/deb-install-test.XXXXXX)
-# ok, not_ok, check, and expect_p2 (p2's tx counter, tx, reaches N in 5 s).
+# ok, not_ok, check, cpu_lacks, and expect_p2 (p2's tx counter, tx, reaches N
+# in 5 s).
 source "$here/vswitchd/lib.sh"
 ctl=/usr/share/openvswitch/scripts/ovs-ctl
 
@@ -115,10 +116,7 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
 fi
 cc -O2 -Wall -Werror -I"$here" -o "$work/cpu_has" "$here/cpu_has.c" || exit 1
 cpu=" $("$work/cpu_has") "
-jit_lacks=""
-for f in avx2 bmi1 bmi2 popcnt; do
-    [[ $cpu == *" $f "* ]] || jit_lacks+="${jit_lacks:+, }${f^^}"
-done
+jit_lacks=$(cpu_lacks avx2 bmi1 bmi2 popcnt)
 echo "# CPU:$cpu"
 
 # apt_install NAME ARGS...: apt-get install, its downloads (the

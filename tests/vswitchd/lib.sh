@@ -73,3 +73,14 @@ expect_p2() {
     echo "p2 tx $(tx p2) (want $1)"
     return 1
 }
+
+# cpu_lacks FEATURE...: of the features tests/cpu_has.c names, those missing
+# from " $cpu " (its output), as "AVX2, BMI2"; empty when none is.
+cpu_lacks() {
+    local f missing=()
+    for f in "$@"; do
+        [[ $cpu == *" $f "* ]] || missing+=("${f^^}")
+    done
+    local IFS=,
+    echo "${missing[*]}" | sed 's/,/, /g; s/SSE42/SSE4.2/'
+}

@@ -37,14 +37,6 @@ use_ovs_prefix "$prefix" vswitchd-test
 cc -O2 -Wall -Werror -I"$here/.." -o "$work/cpu_has" "$here/../cpu_has.c" || exit 1
 # shellcheck disable=SC2086 # the emulator is a command with its arguments
 cpu=" $($emulator "$work/cpu_has") "
-cpu_lacks() {  # cpu_lacks FEATURE...: prints "AVX2, BMI2" for those missing
-    local f missing=()
-    for f in "$@"; do
-        [[ $cpu == *" $f "* ]] || missing+=("${f^^}")
-    done
-    local IFS=,
-    echo "${missing[*]}" | sed 's/,/, /g; s/SSE42/SSE4.2/'
-}
 # The plugin is built for OVS's sse42 flavour: the JIT also needs SSE4.2.
 jit_lacks=$(cpu_lacks avx2 bmi1 bmi2 popcnt sse42)
 avx512_lacks=$(cpu_lacks avx512f bmi2)
