@@ -7,47 +7,15 @@
 #include <string>
 #include <utility>
 
+#include "jit/ovs_emit.hpp"
+
 extern "C" const struct cmap_node* cmap_find(const struct cmap* cmap, uint32_t hash);
 
 namespace ovscls::jit {
 namespace {
 
 using namespace Xbyak;
-
-// Byte offsets into OVS's structs, as ovs_abi.h pins them.
-constexpr uint32_t kKeyMap = OVSCLS_KEY_OFF_MF;
-constexpr uint32_t kKeyValues = OVSCLS_KEY_OFF_VALUES;
-constexpr uint32_t kSubtableRules = OVSCLS_SUBTABLE_OFF_RULES;
-constexpr uint32_t kSubtableHits = OVSCLS_SUBTABLE_OFF_HIT_CNT;
-constexpr uint32_t kMaskValues = OVSCLS_SUBTABLE_OFF_MASK + OVSCLS_KEY_OFF_VALUES;
-constexpr uint32_t kRuleValues = OVSCLS_RULE_OFF_FLOW + OVSCLS_KEY_OFF_VALUES;
-static_assert(offsetof(Rule, node) == 0, "a cmap node is its rule's address");
-
-// struct cmap_impl and struct cmap_bucket, private to lib/cmap.c: ovs_abi.h
-// has the numbers; jit/cmap_layout.cpp checks them in the running OVS before
-// anything is compiled.
-constexpr uint32_t kCmapImplMask = OVSCLS_CMAP_IMPL_OFF_MASK;
-constexpr uint32_t kCmapImplBasis = OVSCLS_CMAP_IMPL_OFF_BASIS;
-constexpr uint32_t kCmapImplBuckets = OVSCLS_CMAP_IMPL_OFF_BUCKETS;
-constexpr uint32_t kCmapBucketShift = 6;
-static_assert(1u << kCmapBucketShift == OVSCLS_CMAP_BUCKET_SIZE);
-constexpr uint32_t kCmapBucketNodes = OVSCLS_CMAP_BUCKET_OFF_NODES;
-// The hashes are dwords 1..5 of the bucket: a vpcmpeqd over the first 32
-// bytes, masked to those lanes.
-static_assert(OVSCLS_CMAP_BUCKET_OFF_HASHES == 4 && OVSCLS_CMAP_BUCKET_ENTRIES == 5);
-constexpr uint32_t kCmapHashLanes = 0x3e;
-static_assert(offsetof(CmapNode, next) == 0);
-
-// The hash of the OVS build this code is linked into (classifier/hash.hpp):
-// CRC32 when OVS was built with SSE4.2, murmur-style mhash otherwise.
-constexpr bool kCrc32 = OVSCLS_HASH_CRC32;
-// lib/hash.h's constants, as 32-bit immediates.
-constexpr int kCrcFinishMul = static_cast<int>(0x805204f3u);
-constexpr int kMhashC1 = static_cast<int>(0xcc9e2d51u);
-constexpr int kMhashC2 = static_cast<int>(0x1b873593u);
-constexpr int kMhashAdd = static_cast<int>(0xe6546b64u);
-constexpr int kMhashFinish1 = static_cast<int>(0x85ebca6bu);
-constexpr int kMhashFinish2 = static_cast<int>(0xc2b2ae35u);
+using namespace emit;
 
 // Registers, by phase.  The callee-saved ones (kLive) hold the call's state
 // through the whole function and across the rare call into cmap_find().
@@ -181,24 +149,14 @@ std::unique_ptr<LookupGenerator> LookupGenerator::create(const LookupShape& shap
                                              std::to_string(kMaxBlocks));
         return nullptr;
     }
-    try {
-        std::unique_ptr<LookupGenerator> g(new LookupGenerator(shape, profiles, allocator));
-        g->generate();
-        g->setProtectModeRE();  // W^X: writable until here, executable after
-        *status = {};
-        return g;
-    } catch (const Error& e) {
-        const int err = e;
-        const Code code = err == ERR_CANT_ALLOC || err == ERR_CANT_PROTECT ? Code::kNoMemory
-                          : err == ERR_CODE_IS_TOO_BIG                     ? Code::kCodeTooLarge
-                                                                           : Code::kError;
-        *status = failed(code, std::string("code generation failed: ") + e.what());
-    } catch (const std::bad_alloc&) {
-        *status = failed(Code::kNoMemory, "code generation failed: out of memory");
-    } catch (...) {
-        *status = failed(Code::kError, "code generation failed: unexpected exception");
-    }
-    return nullptr;
+    return generate_noexcept(
+        [&] {
+            std::unique_ptr<LookupGenerator> g(new LookupGenerator(shape, profiles, allocator));
+            g->generate();
+            g->setProtectModeRE();  // W^X: writable until here, executable after
+            return g;
+        },
+        status);
 }
 
 LookupGenerator::LookupGenerator(const LookupShape& shape, ProfileTable* profiles,
@@ -341,30 +299,7 @@ void LookupGenerator::emit_fast_path() {
 }
 
 // kFlat.hash = hash_add64(kFlat.hash, kFlat.value).  Clobbers kFlat.idx.
-void LookupGenerator::emit_hash_add() {
-    const Reg64 hash = kFlat.hash, value = kFlat.value;
-    if (kCrc32) {
-        crc32(hash, value);
-        return;
-    }
-    // mhash_add() of the low, then the high 32 bits.  OVS skips the mixing
-    // step for zero data; mixing zero yields zero, so no branch is needed.
-    const Reg32 h = hash.cvt32(), d = kFlat.idx.cvt32();
-    for (int half = 0; half < 2; half++) {
-        if (half == 0) {
-            imul(d, value.cvt32(), kMhashC1);
-        } else {
-            mov(kFlat.idx, value);
-            shr(kFlat.idx, 32);
-            imul(d, d, kMhashC1);
-        }
-        rol(d, 15);
-        imul(d, d, kMhashC2);
-        xor_(h, d);
-        rol(h, 13);
-        lea(h, ptr[hash + hash * 4 + kMhashAdd]);  // h * 5 + 0xe6546b64
-    }
-}
+void LookupGenerator::emit_hash_add() { hash_add(*this, kFlat.hash, kFlat.value, kFlat.idx); }
 
 // kFlat.hash = hash_finish(kFlat.hash, blocks * 8).  Clobbers kFlat.value.
 void LookupGenerator::emit_hash_finish() {
@@ -375,24 +310,7 @@ void LookupGenerator::emit_hash_finish() {
 // hash = hash_finish(hash, final) (final: a 32-bit value, zero-extended).
 // Clobbers `t`, which may be `final`'s own register.
 void LookupGenerator::emit_finish(const Reg64& hash, const Reg64& final, const Reg32& t) {
-    const Reg32 h = hash.cvt32();
-    auto xor_shift = [&](int shift) {
-        mov(t, h);
-        shr(t, shift);
-        xor_(h, t);
-    };
-    if (kCrc32) {
-        crc32(hash, final);
-        imul(h, h, kCrcFinishMul);
-        xor_shift(16);
-        return;
-    }
-    xor_(h, final.cvt32());
-    xor_shift(16);
-    imul(h, h, kMhashFinish1);
-    xor_shift(13);
-    imul(h, h, kMhashFinish2);
-    xor_shift(16);
+    hash_finish(*this, hash, final, t);
 }
 
 // The blocks of any key, as OVS's generic lookup finds them.  In: kFlat.key,

@@ -71,6 +71,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <string>
 
 #include "classifier/ovs_abi.h"
@@ -135,6 +136,31 @@ struct GenerateStatus {
     std::string detail;  // for the log; empty when kOk
     bool ok() const { return code == Code::kOk; }
 };
+
+// Runs `make` (which builds a generator, emits its code and makes it
+// read+execute) and turns any exception into *status: null then.  Never
+// throws.
+template <typename Make>
+auto generate_noexcept(Make&& make, GenerateStatus* status) noexcept -> decltype(make()) {
+    using Code = GenerateStatus::Code;
+    try {
+        auto g = make();
+        *status = {};
+        return g;
+    } catch (const Xbyak::Error& e) {
+        const int err = e;
+        const Code code = err == Xbyak::ERR_CANT_ALLOC || err == Xbyak::ERR_CANT_PROTECT
+                              ? Code::kNoMemory
+                          : err == Xbyak::ERR_CODE_IS_TOO_BIG ? Code::kCodeTooLarge
+                                                              : Code::kError;
+        *status = {code, std::string("code generation failed: ") + e.what()};
+    } catch (const std::bad_alloc&) {
+        *status = {Code::kNoMemory, "code generation failed: out of memory"};
+    } catch (...) {
+        *status = {Code::kError, "code generation failed: unexpected exception"};
+    }
+    return nullptr;
+}
 
 // The generated function's stack frame, at rsp after the prologue, per key
 // of the burst (index i): everything a later phase needs from an earlier
