@@ -1,5 +1,6 @@
 #include "classifier/classifier.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -47,14 +48,17 @@ std::string validate_mask(const FlowKey& mask) {
     return "";
 }
 
-Classifier::Classifier(LookupRegistry& registry)
-    : registry_(registry), subtables_(reinterpret_cast<Pvector*>(ovsb_pvector_create())) {
+Classifier::Classifier(LookupRegistry& registry, FusedProvider* fused)
+    : registry_(registry),
+      fused_provider_(fused),
+      subtables_(reinterpret_cast<Pvector*>(ovsb_pvector_create())) {
     registry_.subscribe(this);
 }
 
 Classifier::~Classifier() {
     registry_.unsubscribe(this);
     std::lock_guard lock(writer_);
+    unpublish_fused();
     for (const Rule* rule : rules_) {
         ovsb_subtable_remove(ovs(subtable_of(rule)), ovs(const_cast<Rule*>(rule)));
         ovsb_rule_free_deferred(ovs(const_cast<Rule*>(rule)));
@@ -107,13 +111,13 @@ Classifier::SubtableState* Classifier::find_or_create_subtable(const FlowKey& ma
     auto it = by_mask_.emplace(mask.hash, state);
     // As dpcls_create_subtable(): new subtables go last, with no hits yet.
     ovsb_pvector_insert(reinterpret_cast<pvector*>(subtables_), subtable, 0);
-    ovsb_pvector_publish(reinterpret_cast<pvector*>(subtables_));
+    publish_ranking();
     return &it->second;
 }
 
 void Classifier::destroy_subtable(Subtable* subtable) {
     ovsb_pvector_remove(reinterpret_cast<pvector*>(subtables_), subtable);
-    ovsb_pvector_publish(reinterpret_cast<pvector*>(subtables_));
+    publish_ranking();
     auto [first, last] = by_mask_.equal_range(subtable->mask.hash);
     for (auto it = first; it != last; ++it) {
         if (it->second.subtable == subtable) {
@@ -187,18 +191,45 @@ bool Classifier::lookup(const netdev_flow_key* keys[], size_t cnt, dpcls_rule** 
     const bool all_valid = std::popcount(keys_map) == static_cast<int>(cnt);
 
     int lookups_match = 0;
-    int position = 1;
     const PvectorImpl* impl = subtables_->impl.load(std::memory_order_acquire);
     // Acquire: pvector_insert() may append to the published vector in place,
     // storing the entry before it release-stores the new size.
     const size_t size = impl->size.load(std::memory_order_acquire);
-    for (size_t s = 0; s < size && keys_map; s++, position++) {
+    // The fused lookup serves the first `served` subtables for the keys it
+    // takes; those it does not take (`keys_map` after it) go through the
+    // loop from the first subtable, those it missed join at `served`.
+    uint32_t missed = 0;
+    size_t served = 0;
+    const FusedBinding* fused = fused_.load(std::memory_order_acquire);
+    if (fused && fused->ranking == impl && keys_map) {
+        const uint32_t found = fused->lookup.fn(keys_map, keys, rules, &missed, &lookups_match);
+        keys_map &= ~(found | missed);
+        served = fused->lookup.subtables;
+    }
+    size_t s = 0;
+    if (!keys_map) {
+        s = served;  // nothing for the subtables the fused lookup served
+    }
+    for (int position = static_cast<int>(s) + 1; s < size; s++, position++) {
+        if (s == served) {
+            keys_map |= missed;
+            missed = 0;
+        }
+        if (!keys_map) {
+            if (!missed) {
+                break;
+            }
+            s = served - 1;  // on to where the missed keys join
+            position = static_cast<int>(served);
+            continue;
+        }
         auto* subtable = static_cast<dpcls_subtable*>(impl->vector[s].ptr);
         ovsb_lookup_func fn = view(subtable)->lookup_func.load(std::memory_order_acquire);
         const uint32_t found = fn(subtable, keys_map, keys, rules);
         lookups_match += std::popcount(found) * position;
         keys_map &= ~found;
     }
+    keys_map |= missed;  // served subtables were all there were
     if (num_lookups) {
         *num_lookups = lookups_match;
     }
@@ -219,8 +250,70 @@ void Classifier::sort_subtables() {
             probe(state, interval_hits);
         }
     }
-    ovsb_pvector_publish(reinterpret_cast<pvector*>(subtables_));
+    publish_ranking();
     registry_.ranking(false);
+}
+
+void Classifier::unpublish_fused() {
+    const FusedBinding* old = fused_.exchange(nullptr, std::memory_order_acq_rel);
+    if (!old) {
+        return;
+    }
+    fused_provider_->release(old->lookup);
+    ovsb_rcu_postpone([](void* p) { delete static_cast<FusedBinding*>(p); },
+                      const_cast<FusedBinding*>(old));
+}
+
+void Classifier::publish_ranking() {
+    // First the old binding goes: a reader that still finds it also finds
+    // the old pvector impl, or a newer one that does not match it.
+    unpublish_fused();
+    ovsb_pvector_publish(reinterpret_cast<pvector*>(subtables_));
+    if (fused_provider_) {
+        probe_fused();
+    }
+}
+
+void Classifier::probe_fused() {
+    const uint64_t ready = fused_provider_->ready_count();
+    const size_t max = fused_provider_->max_subtables();
+    const PvectorImpl* impl = subtables_->impl.load(std::memory_order_relaxed);
+    const size_t n = std::min(max, impl->size.load(std::memory_order_relaxed));
+    FusedLookup lookup;
+    if (n) {
+        std::vector<const dpcls_subtable*> top(n);
+        for (size_t i = 0; i < n; i++) {
+            top[i] = static_cast<const dpcls_subtable*>(impl->vector[i].ptr);
+        }
+        lookup = fused_provider_->probe(top.data(), n);
+    }
+    if (lookup.fn) {
+        fused_.store(new FusedBinding{lookup, impl}, std::memory_order_release);
+    }
+    fused_asked_at_.store(ready, std::memory_order_relaxed);
+}
+
+bool Classifier::refresh_fused() {
+    if (!fused_provider_) {
+        return false;
+    }
+    const uint64_t ready = fused_provider_->ready_count();
+    if (ready == fused_asked_at_.load(std::memory_order_relaxed)) {
+        return false;
+    }
+    std::lock_guard lock(writer_);
+    if (fused_.load(std::memory_order_relaxed)) {
+        fused_asked_at_.store(ready, std::memory_order_relaxed);
+        return false;
+    }
+    probe_fused();
+    return fused_.load(std::memory_order_relaxed) != nullptr;
+}
+
+uint32_t Classifier::fused_subtables() const {
+    std::lock_guard lock(writer_);
+    const FusedBinding* b = fused_.load(std::memory_order_relaxed);
+    return b ? b->lookup.subtables : 0;
 }
 
 uint32_t Classifier::reprobe() {
@@ -232,6 +325,7 @@ uint32_t Classifier::reprobe() {
               std::atomic_ref<uint32_t>(state.subtable->hit_cnt).load(std::memory_order_relaxed));
         changed += old != state.subtable->lookup_func.load(std::memory_order_relaxed);
     }
+    publish_ranking();  // the fused lookup may have been switched off or on
     return changed;
 }
 

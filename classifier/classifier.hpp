@@ -11,6 +11,9 @@
 // - Each subtable's lookup function is chosen at creation by the registry's
 //   probe (registry.hpp) and swapped when priorities change: the classifier
 //   subscribes to its registry's priority changes.
+// - Optionally a fused lookup (fused.hpp) serves the first subtables of the
+//   ranking in one call: asked of a FusedProvider at every ranking, bound
+//   to that ranking (the published pvector) and dropped whenever it changes.
 //
 // Concurrency: lookup() is the reader side.  It takes no lock and may run on
 // any number of threads while one writer at a time inserts, removes, sorts
@@ -29,6 +32,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "classifier/fused.hpp"
 #include "classifier/layout.hpp"
 #include "classifier/registry.hpp"
 #include "classifier/status.hpp"
@@ -43,7 +47,8 @@ class Classifier final : private PriorityListener {
   public:
     // Chooses subtables' lookups from `registry`, which must outlive it
     // (standalone/builtin_lookups.hpp has this project's).
-    explicit Classifier(LookupRegistry& registry);
+    // `fused`, if not null, must outlive it too.
+    explicit Classifier(LookupRegistry& registry, FusedProvider* fused = nullptr);
     ~Classifier();  // no lookups may be running; frees all rules
     Classifier(const Classifier&) = delete;
     Classifier& operator=(const Classifier&) = delete;
@@ -72,6 +77,12 @@ class Classifier final : private PriorityListener {
     // moves up to JIT code (jit/engine.hpp).
     void sort_subtables();
 
+    // When the fused provider has new code ready (ready_count() moved) and
+    // none is published: asks it again for the ranking in place.  Cheap
+    // when nothing moved (one atomic load, no lock): a PMD thread calls it
+    // between bursts.  True when a fused lookup was published.
+    bool refresh_fused();
+
     // Re-probes every subtable's implementation; returns how many changed.
     uint32_t reprobe();
 
@@ -84,6 +95,8 @@ class Classifier final : private PriorityListener {
     };
     // Subtables in rank order (writer side).
     std::vector<SubtableInfo> subtables() const;
+    // How many leading subtables the published fused lookup serves (0: none).
+    uint32_t fused_subtables() const;
     size_t rule_count() const;
     uint64_t invalid_keys() const { return invalid_keys_.load(std::memory_order_relaxed); }
 
@@ -98,9 +111,26 @@ class Classifier final : private PriorityListener {
     void destroy_subtable(Subtable* subtable);
     // False when no entry accepts (the subtable keeps its function, if any).
     bool probe(SubtableState& state, uint32_t hits);
+    // Publishes the pvector's pending changes.  The fused lookup bound to
+    // the old ranking is unpublished first; then the provider is asked for
+    // one bound to the new ranking.
+    void publish_ranking();
+    void unpublish_fused();
+    void probe_fused();  // under writer_
+
+    // What readers find in fused_: a fused lookup and the ranking (the
+    // published pvector impl) it was made for.
+    struct FusedBinding {
+        FusedLookup lookup;
+        const PvectorImpl* ranking;
+    };
 
     LookupRegistry& registry_;
-    Pvector* subtables_;  // OVS pvector of Subtable*, read by lookup()
+    FusedProvider* const fused_provider_;
+    Pvector* subtables_;                        // OVS pvector of Subtable*, read by lookup()
+    std::atomic<const FusedBinding*> fused_{};  // read by lookup(); RCU-freed
+    // The provider's ready_count() when it was last asked.
+    std::atomic<uint64_t> fused_asked_at_{~uint64_t{0}};
     mutable std::mutex writer_;
     // Writer-side indexes: subtables by mask hash, and the live rules.
     std::unordered_multimap<uint32_t, SubtableState> by_mask_;

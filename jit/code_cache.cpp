@@ -51,6 +51,51 @@ bool CodeCache::take_token(uint32_t per_sec) {
     return true;
 }
 
+bool CodeCache::admit(size_t bytes, const CacheOptions& options, Result* refused) {
+    if (memory_.mapped_bytes() + reserving_bytes_ + bytes > options.code_budget_bytes) {
+        *refused = {nullptr, Outcome::kOverBudget,
+                    "code budget of " + std::to_string(options.code_budget_bytes) +
+                        " bytes is spent (dpcls-jit-code-budget)"};
+        return false;
+    }
+    if (!take_token(options.compiles_per_sec)) {
+        *refused = {nullptr, Outcome::kOverRate,
+                    "more than " + std::to_string(options.compiles_per_sec) +
+                        " compiles per second (dpcls-jit-compiles-per-sec)"};
+        return false;
+    }
+    reserving_bytes_ += bytes;
+    return true;
+}
+
+CodeCache::Result CodeCache::begin_compile(size_t bytes, const CacheOptions& options) {
+    std::lock_guard lock(mutex_);
+    Result result{nullptr, Outcome::kCompiled, ""};
+    admit(bytes, options, &result);
+    return result;
+}
+
+void CodeCache::end_compile(size_t bytes, size_t code_bytes, uint64_t compile_ns) {
+    std::lock_guard lock(mutex_);
+    reserving_bytes_ -= bytes;
+    if (code_bytes) {
+        count_compile(code_bytes, compile_ns);
+    }
+}
+
+void CodeCache::end_code(size_t code_bytes) {
+    std::lock_guard lock(mutex_);
+    stats_.code_bytes -= code_bytes;
+}
+
+void CodeCache::count_compile(size_t code_bytes, uint64_t compile_ns) {
+    stats_.compiles++;
+    stats_.compiles_off_compiler += !t_compiler_thread;
+    stats_.code_bytes += code_bytes;
+    stats_.compile_ns_total += compile_ns;
+    stats_.compile_ns_max = std::max(stats_.compile_ns_max, compile_ns);
+}
+
 CodeCache::Result CodeCache::acquire(const LookupShape& shape, const CacheOptions& options) {
     const size_t reserve = LookupGenerator::reserved_bytes(shape);
     {
@@ -60,17 +105,9 @@ CodeCache::Result CodeCache::acquire(const LookupShape& shape, const CacheOption
             stats_.shared++;
             return {it->second, Outcome::kShared, ""};
         }
-        if (memory_.mapped_bytes() + reserving_bytes_ + reserve > options.code_budget_bytes) {
-            return {nullptr, Outcome::kOverBudget,
-                    "code budget of " + std::to_string(options.code_budget_bytes) +
-                        " bytes is spent (dpcls-jit-code-budget)"};
+        if (Result refused; !admit(reserve, options, &refused)) {
+            return refused;
         }
-        if (!take_token(options.compiles_per_sec)) {
-            return {nullptr, Outcome::kOverRate,
-                    "more than " + std::to_string(options.compiles_per_sec) +
-                        " compiles per second (dpcls-jit-compiles-per-sec)"};
-        }
-        reserving_bytes_ += reserve;
     }
 
     auto lookup = std::make_unique<CompiledLookup>();
@@ -98,11 +135,7 @@ CodeCache::Result CodeCache::acquire(const LookupShape& shape, const CacheOption
     lookup->id = next_id_++;
     lookup->refs = 1;
 
-    stats_.compiles++;
-    stats_.compiles_off_compiler += !t_compiler_thread;
-    stats_.code_bytes += lookup->code_bytes;
-    stats_.compile_ns_total += lookup->compile_ns;
-    stats_.compile_ns_max = std::max(stats_.compile_ns_max, lookup->compile_ns);
+    count_compile(lookup->code_bytes, lookup->compile_ns);
     CompiledLookup* raw = lookup.release();
     lookups_.emplace(shape, raw);
     if (shape.expected_map) {
@@ -228,14 +261,18 @@ int open_private(const std::string& path, bool append, std::string* error) {
 // no lock held.  Failures are counted (CacheStats::file_errors) and the
 // first is kept for the engine to log.
 void CodeCache::announce(const CompiledLookup& lookup, const CacheOptions& options) {
+    announce(reinterpret_cast<const void*>(lookup.fn), lookup.code_bytes, symbol(lookup), options);
+}
+
+void CodeCache::announce(const void* code, size_t bytes, const std::string& name,
+                         const CacheOptions& options) {
     std::string error;
     if (options.perf_map) {
         // perf's JIT symbol convention: /tmp/perf-<pid>.map, "start size name".
         const std::string path = "/tmp/perf-" + std::to_string(getpid()) + ".map";
         char line[160];
         const int n = std::snprintf(line, sizeof line, "%lx %zx %s\n",
-                                    reinterpret_cast<unsigned long>(lookup.fn), lookup.code_bytes,
-                                    symbol(lookup).c_str());
+                                    reinterpret_cast<unsigned long>(code), bytes, name.c_str());
         const int fd = open_private(path, true, &error);
         if (fd >= 0) {
             if (!write_all(fd, line, static_cast<size_t>(n))) {
@@ -247,7 +284,7 @@ void CodeCache::announce(const CompiledLookup& lookup, const CacheOptions& optio
     }
     if (!options.dump_dir.empty()) {
         error.clear();
-        dump(lookup, options.dump_dir + "/" + symbol(lookup) + ".bin", &error);
+        dump(code, bytes, options.dump_dir + "/" + name + ".bin", &error);
         file_error(error);
     }
 }
@@ -269,11 +306,15 @@ std::string CodeCache::first_file_error() const {
 }
 
 bool CodeCache::dump(const CompiledLookup& lookup, const std::string& path, std::string* error) {
+    return dump(reinterpret_cast<const void*>(lookup.fn), lookup.code_bytes, path, error);
+}
+
+bool CodeCache::dump(const void* code, size_t bytes, const std::string& path, std::string* error) {
     const int fd = open_private(path, false, error);
     if (fd < 0) {
         return false;
     }
-    bool ok = write_all(fd, reinterpret_cast<const void*>(lookup.fn), lookup.code_bytes);
+    bool ok = write_all(fd, code, bytes);
     if (!ok) {
         *error = "cannot write " + path + ": " + std::strerror(errno);
     }

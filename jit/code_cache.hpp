@@ -82,6 +82,21 @@ class CodeCache {
     // holding the cache's mutex: release() and stats() never wait for a
     // compile).
     Result acquire(const LookupShape& shape, const CacheOptions& options);
+    // Admission for code compiled outside the cache (fused lookups,
+    // jit/fused_lookups.hpp), under the same budget and rate: kCompiled
+    // when a compile token was taken and `bytes` of the budget reserved
+    // (until end_compile()); kOverBudget or kOverRate, with why, otherwise.
+    Result begin_compile(size_t bytes, const CacheOptions& options);
+    // The compile admitted for `bytes` is over; `code_bytes` emitted (0:
+    // it failed).  The code's pages count against the budget until freed.
+    void end_compile(size_t bytes, size_t code_bytes, uint64_t compile_ns);
+    // Such code of `code_bytes` is no longer live (its pages go after a
+    // grace period, with the allocator).
+    void end_code(size_t code_bytes);
+    // Perf map line and dump (CacheOptions) for such code, named `name`.
+    void announce(const void* code, size_t bytes, const std::string& name,
+                  const CacheOptions& options);
+
     // A reference to the lookup for `shape` if one exists (no compile, no
     // budget or rate check: sharing costs nothing), else null.
     CompiledLookup* share(const LookupShape& shape);
@@ -106,12 +121,16 @@ class CodeCache {
     // through a symbolic link, never over an existing file); false with
     // `error` set when it cannot.
     static bool dump(const CompiledLookup& lookup, const std::string& path, std::string* error);
+    static bool dump(const void* code, size_t bytes, const std::string& path, std::string* error);
     // Why the first perf map line or dump was not written ("" if none was).
     std::string first_file_error() const;
 
   private:
     void file_error(const std::string& error);
     bool take_token(uint32_t per_sec);
+    // Budget and rate check; reserves `bytes` when admitted.  Under mutex_.
+    bool admit(size_t bytes, const CacheOptions& options, Result* refused);
+    void count_compile(size_t code_bytes, uint64_t compile_ns);  // under mutex_
     void announce(const CompiledLookup& lookup, const CacheOptions& options);
     static void end_cooling(void* aux);
 

@@ -33,6 +33,8 @@ struct CompileRequest {
     const dpcls_subtable* subtable;  // a key only: never dereferenced here
     uint64_t generation;             // which life of that address asked
     LookupShape shape;
+    // Other work instead (a fused lookup, jit/fused_lookups.hpp): run as is.
+    std::function<void()> job = nullptr;
 };
 
 class CompilerThread {

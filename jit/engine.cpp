@@ -159,12 +159,14 @@ Engine::Engine(EngineOptions options) : state_(std::make_unique<State>()) {
     state_->hidden = options.hide_cpu_feature;
     state_->ranking_hold_max_ns =
         std::chrono::duration_cast<std::chrono::nanoseconds>(options.ranking_hold_max).count();
+    fused_ = std::make_unique<FusedLookups>(*this);
     compiler_ = std::make_unique<CompilerThread>(kMaxQueued,
                                                  [this](const CompileRequest& r) { compile(r); });
 }
 
 Engine::~Engine() {
     compiler_.reset();  // no compile runs after this
+    fused_.reset();     // no classifier holds its lookups any more
     {
         std::lock_guard lock(state_->mutex);
         for (auto& [subtable, st] : state_->subtables) {
@@ -427,6 +429,10 @@ void Engine::log_file_errors() {
 
 void Engine::compile(const CompileRequest& r) {
     wait_for_rankings();
+    if (r.job) {
+        r.job();
+        return;
+    }
     CacheOptions options;
     {
         std::lock_guard lock(state_->mutex);
@@ -677,6 +683,24 @@ ovsb_lookup_func Engine::compile_now(const dpcls_subtable* subtable,
 
 void Engine::drain() { compiler_->drain(); }
 
+bool Engine::fused_usable() {
+    std::lock_guard lock(state_->mutex);
+    return usable(0, 0);
+}
+
+std::optional<MiniflowMap> Engine::fast_path_map(const dpcls_subtable* subtable) const {
+    std::lock_guard lock(state_->mutex);
+    auto it = state_->subtables.find(subtable);
+    if (it == state_->subtables.end() || !it->second.current) {
+        return std::nullopt;
+    }
+    return it->second.current->shape.expected_map;
+}
+
+bool Engine::submit_job(std::function<void()> job) {
+    return compiler_->submit({nullptr, 0, {}, std::move(job)});
+}
+
 const CompiledLookup* Engine::compiled_for(const dpcls_subtable* subtable) const {
     std::lock_guard lock(state_->mutex);
     auto it = state_->subtables.find(subtable);
@@ -804,7 +828,16 @@ std::string Engine::info() const {
     for (int i = 0; i < static_cast<int>(Decline::kCount); i++) {
         out += std::string(" ") + decline_name(static_cast<Decline>(i)) + "=" + num(st.declines[i]);
     }
-    return out + "\n";
+    const FusedStats f = fused_->stats();
+    out += "\njit_fused: ";
+    out += c.fused_subtables ? "up to " + num(c.fused_subtables) + " subtables of a port"
+                             : std::string("off (dpcls-jit-fused-subtables=0)");
+    out += "\n  lookups " + num(f.live) + " (" + num(f.code_bytes) + " code bytes), in use " +
+           num(f.in_use) + ", rankings offered " + num(f.probes) + ", ready " + num(f.handed) +
+           ", compiles " + num(f.compiles) + " of " + num(f.requests) + " requests, failed " +
+           num(f.failed) + ", no packet map yet " + num(f.no_key_map) + "\n";
+    out += fused_->info();
+    return out;
 }
 
 LookupDescriptor Engine::descriptor() {

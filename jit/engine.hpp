@@ -41,6 +41,7 @@
 #include "classifier/lookup_impl.hpp"
 #include "jit/code_cache.hpp"
 #include "jit/compiler_thread.hpp"
+#include "jit/fused_lookups.hpp"
 #include "jit/jit_config.hpp"
 
 namespace ovscls::jit {
@@ -167,6 +168,18 @@ class Engine {
     std::string info() const;
 
     CodeMemory& code_memory() { return cache_.memory(); }
+
+    // jit_fused (fused_lookups.hpp), the FusedProvider for classifiers; it
+    // compiles on this engine's thread, under its budget and rate.
+    FusedLookups& fused() { return *fused_; }
+    // For FusedLookups: whether code may be generated at all now
+    // (configuration, CPU, OVS's cmap layout; a "no" is logged once).
+    bool fused_usable();
+    // The packet map of `subtable`'s fast path, if it runs tier-2 code.
+    std::optional<MiniflowMap> fast_path_map(const dpcls_subtable* subtable) const;
+    // Queues work for the compiler thread; false when its queue is full.
+    bool submit_job(std::function<void()> job);
+    CodeCache& code_cache() { return cache_; }
     // Writes a line where the engine's log goes.
     void log_line(const std::string& line) const;
 
@@ -198,7 +211,8 @@ class Engine {
     CodeCache cache_;
     std::unique_ptr<State> state_;
     std::atomic<int> rankings_active_{0};       // threads between ranking_begin() and _end()
-    std::unique_ptr<CompilerThread> compiler_;  // after state_: stopped first
+    std::unique_ptr<FusedLookups> fused_;       // its jobs run on compiler_
+    std::unique_ptr<CompilerThread> compiler_;  // after state_ and fused_: stopped first
 };
 
 // The engine ovs-vswitchd's plugin and the standalone builtin registry use,

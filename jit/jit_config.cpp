@@ -46,7 +46,7 @@ std::optional<bool> parse_switch(std::string_view text) {
 
 // One setting, whatever its source: `name` is how the operator spelled the
 // key, for the error.
-enum class Setting { kEnabled, kHotHits, kCodeBudget, kCompilesPerSec, kPerfMap };
+enum class Setting { kEnabled, kHotHits, kCodeBudget, kCompilesPerSec, kPerfMap, kFused };
 
 bool set(JitConfig& c, Setting what, const std::string& name, std::string_view value,
          std::string* error) {
@@ -77,6 +77,15 @@ bool set(JitConfig& c, Setting what, const std::string& name, std::string_view v
                 static_cast<uint32_t>(*n);
             return true;
         }
+        case Setting::kFused: {
+            const std::optional<uint64_t> n = parse_number(value, kMaxFusedSetting);
+            if (!n) {
+                return bad("a number of subtables from 0 (off) to " +
+                           std::to_string(kMaxFusedSetting));
+            }
+            c.fused_subtables = static_cast<uint32_t>(*n);
+            return true;
+        }
         case Setting::kCodeBudget: {
             const std::optional<uint64_t> n = parse_number(value, kMaxCodeBudget);
             if (!n) {
@@ -99,6 +108,7 @@ constexpr Key kKeys[] = {
     {Setting::kHotHits, "dpcls-jit-hot-hits", "OVSCLS_JIT_HOT_HITS"},
     {Setting::kCodeBudget, "dpcls-jit-code-budget", "OVSCLS_JIT_CODE_BUDGET"},
     {Setting::kCompilesPerSec, "dpcls-jit-compiles-per-sec", "OVSCLS_JIT_COMPILES_PER_SEC"},
+    {Setting::kFused, "dpcls-jit-fused-subtables", "OVSCLS_JIT_FUSED_SUBTABLES"},
     {Setting::kPerfMap, nullptr, "OVSCLS_JIT_PERF_MAP"},
 };
 
@@ -137,8 +147,8 @@ bool JitConfig::apply(std::string_view key, std::string_view value, std::string*
     if (key.starts_with("dpcls-jit")) {  // a misspelt key must not pass for a limit
         *error = "other_config:" + std::string(key) +
                  " is not a jit_avx2 setting (dpcls-jit, dpcls-jit-hot-hits, "
-                 "dpcls-jit-code-budget, dpcls-jit-compiles-per-sec); jit_avx2 is OFF until it "
-                 "is fixed";
+                 "dpcls-jit-code-budget, dpcls-jit-compiles-per-sec, "
+                 "dpcls-jit-fused-subtables); jit_avx2 is OFF until it is fixed";
         enabled = false;
         return false;
     }
@@ -148,11 +158,14 @@ bool JitConfig::apply(std::string_view key, std::string_view value, std::string*
 std::string JitConfig::describe() const {
     return std::string(enabled ? "on" : "OFF") + ", hot after " + std::to_string(hot_hits) +
            " hits, code budget " + std::to_string(cache.code_budget_bytes) + " bytes, " +
-           std::to_string(cache.compiles_per_sec) + " compiles/s";
+           std::to_string(cache.compiles_per_sec) + " compiles/s, " +
+           (fused_subtables ? "fused over up to " + std::to_string(fused_subtables) + " subtables"
+                            : std::string("fused OFF"));
 }
 
 bool operator==(const JitConfig& a, const JitConfig& b) {
     return a.enabled == b.enabled && a.hot_hits == b.hot_hits &&
+           a.fused_subtables == b.fused_subtables &&
            a.cache.code_budget_bytes == b.cache.code_budget_bytes &&
            a.cache.compiles_per_sec == b.cache.compiles_per_sec &&
            a.cache.perf_map == b.cache.perf_map && a.cache.dump_dir == b.cache.dump_dir;

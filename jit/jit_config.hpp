@@ -7,9 +7,12 @@
 //                    dpcls-jit-hot-hits           hits per ranking interval to compile
 //                    dpcls-jit-code-budget        most code bytes mapped at once
 //                    dpcls-jit-compiles-per-sec   compile rate limit
+//                    dpcls-jit-fused-subtables    most subtables of a port one
+//                                                 jit_fused lookup serves (0: off)
 //   standalone     the environment, read once when the engine starts:
 //                    OVSCLS_JIT, OVSCLS_JIT_HOT_HITS, OVSCLS_JIT_CODE_BUDGET,
-//                    OVSCLS_JIT_COMPILES_PER_SEC, and OVSCLS_JIT_PERF_MAP=1
+//                    OVSCLS_JIT_COMPILES_PER_SEC, OVSCLS_JIT_FUSED_SUBTABLES, and
+//                    OVSCLS_JIT_PERF_MAP=1
 //                    (/tmp/perf-<pid>.map), OVSCLS_JIT_DUMP_DIR=DIR (code dumps)
 // A value that cannot be parsed turns the JIT off (fail closed: a typo must
 // not leave an operator believing limits hold that do not) and is reported,
@@ -24,9 +27,14 @@
 
 namespace ovscls::jit {
 
+// Most subtables one jit_fused lookup may serve (jit/fused_generator.hpp's
+// kMaxFusedSubtables).
+inline constexpr uint32_t kMaxFusedSetting = 16;
+
 struct JitConfig {
     bool enabled = true;
     uint32_t hot_hits = 64;
+    uint32_t fused_subtables = kMaxFusedSetting;  // jit_fused (jit/fused_lookups.hpp); 0: off
     CacheOptions cache;
 
     // The defaults overridden by OVSCLS_JIT* variables.  Each bad value is

@@ -146,6 +146,7 @@ Table corpus_table(const std::string& corpus) {
 struct Setup {
     std::string name;
     std::unique_ptr<LookupRegistry> registry;
+    FusedProvider* fused = nullptr;
     std::unique_ptr<Classifier> cls;
     std::map<const dpcls_rule*, int> rule_index;
     size_t subtables = 0;
@@ -199,7 +200,7 @@ std::optional<Keys> make_keys(const Table& t) {
 
 // Builds `s`'s classifier from the table's rules.  False on a parse error.
 bool fill(Setup& s, const Table& t) {
-    s.cls = std::make_unique<Classifier>(*s.registry);
+    s.cls = std::make_unique<Classifier>(*s.registry, s.fused);
     int index = 0;
     for (const std::string& text : t.rules) {
         FullFlow flow{}, wc{};
@@ -243,14 +244,17 @@ size_t pass(const Setup& s, Keys& k, std::vector<int>* answers, int64_t* lookups
 // sort_subtables(), which re-probes the subtables with hits (where hot ones
 // move to JIT code); the JIT's compiles finish in between.
 void settle(Setup& s, Keys& k) {
-    for (int round = 0; round < 4; round++) {
+    for (int round = 0; round < 6; round++) {
         pass(s, k, nullptr, nullptr);
         s.cls->sort_subtables();
         jit::process_engine().drain();
+        s.cls->refresh_fused();  // as a PMD thread does between bursts
         ovsb_rcu_quiesce();
     }
     pass(s, k, nullptr, nullptr);
     s.cls->sort_subtables();  // the ranking the timed lookups run under
+    jit::process_engine().drain();
+    s.cls->refresh_fused();
     int64_t lookups = 0;
     const size_t hits = pass(s, k, &s.answers, &lookups);
     s.lookups_per_hit = hits ? static_cast<double>(lookups) / static_cast<double>(hits) : 0;
@@ -260,6 +264,10 @@ void settle(Setup& s, Keys& k) {
     s.subtables = infos.size();
     for (const auto& [impl, n] : by_impl) {
         s.impls += (s.impls.empty() ? "" : ", ") + impl + " " + std::to_string(n);
+    }
+    if (s.fused) {
+        s.impls =
+            "jit_fused over " + std::to_string(s.cls->fused_subtables()) + ", then " + s.impls;
     }
 }
 
@@ -294,9 +302,10 @@ int run_table(const Table& t, int reps, int windows, bool broken) {
         return 1;
     }
     std::vector<Setup> setups;
-    auto add = [&](const std::string& name, auto&& fill_registry) {
+    auto add = [&](const std::string& name, auto&& fill_registry, FusedProvider* fused = nullptr) {
         Setup s;
         s.name = name;
+        s.fused = fused;
         s.registry = std::make_unique<LookupRegistry>();
         fill_registry(*s.registry);
         setups.push_back(std::move(s));
@@ -310,6 +319,9 @@ int run_table(const Table& t, int reps, int windows, bool broken) {
     });
     if (jit_built()) {
         add("jit_avx2", [](LookupRegistry& r) { add_builtin_lookups(r); });
+        add(
+            "jit_fused", [](LookupRegistry& r) { add_builtin_lookups(r); },
+            &jit::process_engine().fused());
     }
     if (broken) {
         add("broken", [](LookupRegistry& r) {

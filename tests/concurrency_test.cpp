@@ -57,6 +57,18 @@ FlowKey marked_mask(Gen& g, uint32_t u0, uint32_t u1) {
     return mask;
 }
 
+// `mask` with block 0 set to `value`: a subtable of the same map, as a
+// port's nw_dst prefix lengths are (their subtables fuse, under the JIT).
+FlowKey variant(const FlowKey& mask, uint64_t value) {
+    const uint32_t n = std::popcount(mask.map.bits[0]) + std::popcount(mask.map.bits[1]);
+    uint64_t values[kMaxKeyValues];
+    std::copy(mask.values, mask.values + n, values);
+    values[0] = value;
+    FlowKey out{};
+    ovsb_mask_init_raw(ovs(&out), mask.map.bits, values, n);
+    return out;
+}
+
 FullFlow marked_flow(Gen& g, bool stable) {
     FullFlow flow = g.flow();
     flow[kMarkerWord] = stable ? 0 : ~uint64_t{0};
@@ -66,10 +78,11 @@ FullFlow marked_flow(Gen& g, bool stable) {
 // One PMD thread's part: its classifier, stable rules and keys, and what
 // its reader counted.
 struct Pmd {
-    explicit Pmd(LookupRegistry& registry) : cls(registry) {}
+    Pmd(LookupRegistry& registry, FusedProvider* fused) : cls(registry, fused) {}
     Classifier cls;
     std::vector<FlowKey> stable_keys;
     std::vector<dpcls_rule*> stable_rules;
+    size_t family_keys = 0;  // stable_keys[family_keys..] are the family's
     FlowKey miss_key{};
     std::atomic<uint64_t> lookups{0}, misses{0}, wrong{0};
     uint64_t inserted = 0, removed = 0, subtables_made = 0, rankings = 0;
@@ -87,12 +100,15 @@ void read_until(Pmd& pmd, const std::atomic<bool>& stop, uint32_t seed) {
     while (!stop.load(std::memory_order_relaxed)) {
         const uint32_t cnt = 1 + rg.below(kMaxBurst);
         for (uint32_t i = 0; i < cnt; i++) {
-            which[i] = rg.below(pmd.stable_keys.size());
+            // Mostly the family's, so that its subtables rank first and fuse.
+            const size_t first = rg.chance(75) ? pmd.family_keys : 0;
+            which[i] = first + rg.below(pmd.stable_keys.size() - first);
             keys[i] = ovs(&pmd.stable_keys[which[i]]);
         }
         const uint32_t nowhere = rg.below(cnt);  // this key matches no rule
         keys[nowhere] = ovs(&pmd.miss_key);
         pmd.cls.lookup(keys, cnt, rules);
+        pmd.cls.refresh_fused();  // between bursts, as a PMD thread
         for (uint32_t i = 0; i < cnt; i++) {
             if (i == nowhere) {
                 pmd.wrong.fetch_add(rules[i] != nullptr, std::memory_order_relaxed);
@@ -115,6 +131,9 @@ void write_until(Pmd& pmd, const std::vector<FlowKey>& masks, const std::atomic<
                  uint32_t seed) {
     ovsb_rcu_quiesce_end();
     Gen g(seed);
+    // Rankings every 10 ms (OVS: every second), so that code compiled for
+    // one ranking still finds it in place (fused lookups are per ranking).
+    auto next_ranking = std::chrono::steady_clock::now();
     while (!stop.load(std::memory_order_relaxed)) {
         std::vector<dpcls_rule*> churn;
         for (int i = 0; i < 40; i++) {
@@ -129,8 +148,11 @@ void write_until(Pmd& pmd, const std::vector<FlowKey>& masks, const std::atomic<
                 pmd.subtables_made += fresh_mask;
             }
         }
-        pmd.cls.sort_subtables();
-        pmd.rankings++;
+        if (std::chrono::steady_clock::now() >= next_ranking) {
+            pmd.cls.sort_subtables();
+            pmd.rankings++;
+            next_ranking += std::chrono::milliseconds(10);
+        }
         for (dpcls_rule* rule : churn) {
             EXPECT_TRUE(pmd.cls.remove(rule));
             pmd.removed++;
@@ -147,6 +169,39 @@ ovsb_thread* start(const char* name, std::function<void()>* fn) {
         name, [](void* aux) { (*static_cast<std::function<void()>*>(aux))(); }, fn);
 }
 
+// Stable masks of assorted fingerprints, then (from *family on) a family of
+// one map, whose keys carry exactly that map (their subtables fuse).
+std::vector<FlowKey> stable_masks(Gen& g, size_t* family) {
+    std::vector<FlowKey> masks;
+    for (auto [u0, u1] : {std::pair{4u, 1u}, {5u, 1u}, {4u, 3u}, {3u, 3u}, {9u, 4u}, {6u, 0u}}) {
+        masks.push_back(marked_mask(g, u0, u1));
+    }
+    *family = masks.size();
+    const FlowKey family_mask = marked_mask(g, 5, 2);
+    for (int v = 0; v < 8; v++) {
+        masks.push_back(variant(family_mask, ~uint64_t{0} << (4 * v)));
+    }
+    return masks;
+}
+
+// Four stable rules per mask, a key for each, and a key that matches none.
+void fill(Pmd& pmd, const std::vector<FlowKey>& masks, size_t family, Gen& g) {
+    pmd.family_keys = family * 4;
+    for (size_t m = 0; m < masks.size(); m++) {
+        for (int r = 0; r < 4; r++) {
+            const FullFlow flow = marked_flow(g, true);
+            dpcls_rule* rule = nullptr;
+            ASSERT_TRUE(pmd.cls.insert(masks[m], flow.data(), &rule));
+            pmd.stable_rules.push_back(rule);
+            pmd.stable_keys.push_back(g.key(flow, masks[m], false, m < family));
+        }
+    }
+    // Marker word 5: neither a stable rule's (0) nor a churn rule's (~0).
+    FullFlow miss_flow = marked_flow(g, true);
+    miss_flow[kMarkerWord] = 5;
+    pmd.miss_key = g.key(miss_flow, masks[0], false, true);
+}
+
 TEST(Concurrency, StableRulesAreNeverMissedWhileWritersChurn) {
     using Clock = std::chrono::steady_clock;
     const auto duration = std::chrono::milliseconds(
@@ -158,8 +213,10 @@ TEST(Concurrency, StableRulesAreNeverMissedWhileWritersChurn) {
     jit_options.config.cache.compiles_per_sec = 1000000;
     jit::Engine engine(jit_options);
     jit::Engine* jit_engine = &engine;
+    FusedProvider* fused = &engine.fused();
 #else
     jit::Engine* jit_engine = nullptr;
+    FusedProvider* fused = nullptr;
 #endif
 
     LookupRegistry registry;
@@ -171,25 +228,11 @@ TEST(Concurrency, StableRulesAreNeverMissedWhileWritersChurn) {
 
     // The same stable masks on both PMDs (their subtables share JIT code),
     // with rules and keys of each PMD's own.
-    std::vector<FlowKey> masks;
-    for (auto [u0, u1] : {std::pair{4u, 1u}, {5u, 1u}, {4u, 3u}, {3u, 3u}, {9u, 4u}, {6u, 0u}}) {
-        masks.push_back(marked_mask(g, u0, u1));
-    }
-    Pmd pmds[2] = {Pmd(registry), Pmd(registry)};
+    size_t family = 0;
+    const std::vector<FlowKey> masks = stable_masks(g, &family);
+    Pmd pmds[2] = {Pmd(registry, fused), Pmd(registry, fused)};
     for (Pmd& pmd : pmds) {
-        for (const FlowKey& mask : masks) {
-            for (int r = 0; r < 4; r++) {
-                const FullFlow flow = marked_flow(g, true);
-                dpcls_rule* rule = nullptr;
-                ASSERT_TRUE(pmd.cls.insert(mask, flow.data(), &rule));
-                pmd.stable_rules.push_back(rule);
-                pmd.stable_keys.push_back(g.key(flow, mask, false, true));
-            }
-        }
-        // Marker word 5: neither a stable rule's (0) nor a churn rule's (~0).
-        FullFlow miss_flow = marked_flow(g, true);
-        miss_flow[kMarkerWord] = 5;
-        pmd.miss_key = g.key(miss_flow, masks[0], false, true);
+        fill(pmd, masks, family, g);
     }
 
     std::atomic<bool> stop{false};
@@ -258,6 +301,9 @@ TEST(Concurrency, StableRulesAreNeverMissedWhileWritersChurn) {
             }
         }
         EXPECT_GT(on_jit, 0u) << "no stable subtable ends on JIT code";
+        const jit::FusedStats f = engine.fused().stats();
+        std::printf("jit_fused: %llu compiles, %llu handed out to classifiers\n",
+                    (unsigned long long)f.compiles, (unsigned long long)f.handed);
     } else {
         // The writers' churn still re-probes jit_avx2, which must decline.
         uint64_t declines = 0;
@@ -274,6 +320,60 @@ TEST(Concurrency, StableRulesAreNeverMissedWhileWritersChurn) {
 #endif
     ovsb_rcu_quiesce();
 }
+
+#if OVSCLS_WITH_JIT
+// jit_fused under the same churn, without priority changes: a PMD's reader
+// runs fused lookups (refreshing them between bursts) while its writer
+// inserts and removes rules and subtables and ranks.  Runs for a second and
+// until fused code was handed to the classifier 50 times (at most 30 s:
+// sanitizers are slow).
+TEST(Concurrency, FusedLookupsAnswerWhileWritersChurn) {
+    if (const Availability cpu = jit_avx2_availability(); !cpu.available) {
+        GTEST_SKIP() << "not checked: jit_fused under churn (" << cpu.why << ")";
+    }
+    jit::EngineOptions jit_options;
+    jit_options.config.hot_hits = 0;
+    jit_options.config.cache.compiles_per_sec = 1000000;
+    jit::Engine engine(jit_options);
+    LookupRegistry registry;
+    add_builtin_lookups(registry, &engine);
+    Gen g(77);
+    size_t family = 0;
+    const std::vector<FlowKey> masks = stable_masks(g, &family);
+    Pmd pmd(registry, &engine.fused());
+    fill(pmd, masks, family, g);
+
+    std::atomic<bool> stop{false};
+    std::function<void()> bodies[2] = {[&] { read_until(pmd, stop, 5); },
+                                       [&] { write_until(pmd, masks, stop, 6); }};
+    ovsb_thread* threads[2] = {start("reader", &bodies[0]), start("writer", &bodies[1])};
+    const auto begin = std::chrono::steady_clock::now();
+    const auto deadline = begin + std::chrono::seconds(30);
+    ovsb_rcu_quiesce_start();
+    while ((engine.fused().stats().handed < 50 ||
+            std::chrono::steady_clock::now() < begin + std::chrono::seconds(1)) &&
+           std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ovsb_rcu_quiesce_end();
+    stop = true;
+    for (ovsb_thread* t : threads) {
+        ovsb_thread_join(t);
+    }
+    const jit::FusedStats f = engine.fused().stats();
+    std::printf(
+        "jit_fused under churn: lookups %llu, rankings %llu, %llu fused compiles, %llu "
+        "handed out\n",
+        (unsigned long long)pmd.lookups.load(), (unsigned long long)pmd.rankings,
+        (unsigned long long)f.compiles, (unsigned long long)f.handed);
+    EXPECT_EQ(pmd.misses.load(), 0u);
+    EXPECT_EQ(pmd.wrong.load(), 0u);
+    EXPECT_GE(f.handed, 50u) << "fused lookups were rarely in place: little was checked";
+    EXPECT_EQ(engine.stats().cache.compiles_off_compiler, 0u);
+    EXPECT_EQ(pmd.cls.rule_count(), pmd.stable_rules.size());
+    ovsb_rcu_quiesce();
+}
+#endif
 
 }  // namespace
 }  // namespace ovscls::test

@@ -91,13 +91,13 @@ for flavour in aarch64-crc aarch64-debian; do
 done
 
 phase "concurrency and JIT tests under ThreadSanitizer"
-scripts/build.sh tsan --target concurrency_test --target jit_test
+scripts/build.sh tsan --target concurrency_test --target jit_test --target fused_test
 export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1"
-run_ctest build/tsan -R 'concurrency_test|jit_test'
+run_ctest build/tsan -R 'concurrency_test|jit_test|fused_test'
 
 phase "the unit tests under AddressSanitizer (leaks too) and UndefinedBehaviorSanitizer"
 scripts/build.sh asan --target differential_test --target classifier_test --target hash_test \
-    --target corpus_test --target concurrency_test --target jit_test
+    --target corpus_test --target concurrency_test --target jit_test --target fused_test
 export ASAN_OPTIONS="halt_on_error=1 detect_leaks=1"
 export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1"
 run_ctest build/asan

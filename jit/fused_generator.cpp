@@ -1,0 +1,460 @@
+#include "jit/fused_generator.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <initializer_list>
+#include <new>
+#include <tuple>
+
+#include "jit/lookup_shape.hpp"
+#include "jit/ovs_emit.hpp"
+
+extern "C" const struct cmap_node* cmap_find(const struct cmap* cmap, uint32_t hash);
+
+namespace ovscls::jit {
+namespace {
+
+using namespace Xbyak;
+using namespace emit;
+
+// Registers.  The callee-saved ones hold the burst's state through the
+// whole function (and across the rare call into cmap_find()); the
+// caller-saved ones are one subtable's probe of one key, taken over afresh
+// by the next subtable.
+struct LiveRegs {
+    Reg64 keys = util::r12;   // const netdev_flow_key**
+    Reg64 rules = util::r13;  // dpcls_rule**
+    Reg64 iter = util::r14;   // keys still to visit
+    Reg64 found = util::r15;  // keys matched so far
+    Reg64 index = util::rbx;  // i, the key at hand
+    Reg64 key = util::rbp;    // keys[i]
+};
+struct ProbeRegs {
+    Reg64 hash = util::rax;     // the running hash, then the key's hash
+    Reg64 value = util::rcx;    // one masked block; hash_finish()'s operand
+    Reg64 h1 = util::rdx;       // rehash(basis, hash), then the second bucket
+    Reg64 bucket1 = util::rsi;  // the first bucket
+    Reg64 bucket2 = util::rdx;  // the second bucket (h1 is done with)
+    Reg64 c1 = util::r8;        // the first bucket's counter
+    Reg64 lanes = util::r9;     // the compare's hash lanes, then a slot index
+    Reg64 c2 = util::r10;       // the second bucket's counter
+    Reg64 node = util::r11;     // a candidate rule
+    Reg64 scratch = util::rdi;  // mhash's
+};
+constexpr LiveRegs kLive;
+constexpr ProbeRegs kProbe;
+
+constexpr bool distinct(std::initializer_list<Reg64> regs) {
+    for (const Reg64* a = regs.begin(); a != regs.end(); a++) {
+        for (const Reg64* b = a + 1; b != regs.end(); b++) {
+            if (a->getIdx() == b->getIdx()) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+static_assert(distinct({kLive.keys, kLive.rules, kLive.iter, kLive.found, kLive.index, kLive.key,
+                        kProbe.hash, kProbe.value, kProbe.h1, kProbe.bucket1, kProbe.c1,
+                        kProbe.lanes, kProbe.c2, kProbe.node, kProbe.scratch}));
+// The second bucket takes h1's register: h1 is not needed after it.
+static_assert(kProbe.bucket2.getIdx() == kProbe.h1.getIdx());
+// cmap_find() returns its node in rax and takes (rdi, esi).
+static_assert(kProbe.hash.getIdx() == Operand::RAX);
+
+constexpr uint32_t kFrameBuckets = offsetof(FusedFrame, buckets);
+constexpr uint32_t kFrameBasis = offsetof(FusedFrame, basis);
+constexpr uint32_t kFrameMask = offsetof(FusedFrame, mask);
+constexpr uint32_t kFrameHits = offsetof(FusedFrame, hits);
+constexpr uint32_t kFrameStates = offsetof(FusedFrame, states);
+constexpr uint32_t kFrameMissedOut = offsetof(FusedFrame, missed_out);
+constexpr uint32_t kFrameLookupsOut = offsetof(FusedFrame, lookups_out);
+constexpr uint32_t kFrameKeysMap = offsetof(FusedFrame, keys_map);
+constexpr uint32_t kFrameDeferred = offsetof(FusedFrame, deferred);
+constexpr uint32_t kFrameLookups = offsetof(FusedFrame, lookups);
+// After six pushes rsp is 8 mod 16: a frame of 8 mod 16 realigns it for the
+// call into cmap_find().
+constexpr uint32_t kFrameBytes = sizeof(FusedFrame) + 8;
+
+uint32_t blocks_of(const FusedSubtable& s) {
+    return static_cast<uint32_t>(std::popcount(s.mask_map.bits[0]) +
+                                 std::popcount(s.mask_map.bits[1]));
+}
+
+// Block b of subtable s, as a key with `key_map` has it: its value index
+// (-1: such keys lack the word) and its mask.
+struct KeyBlock {
+    int32_t index;
+    uint64_t mask;
+    bool operator==(const KeyBlock&) const = default;
+};
+KeyBlock key_block(const FusedSubtable& s, const MiniflowMap& key_map, uint32_t b) {
+    const LookupShape shape{s.mask_map, key_map};
+    return {shape.block(b).expected_index, s.mask_values[b]};
+}
+
+GenerateStatus failed(GenerateStatus::Code code, std::string detail) {
+    return {code, std::move(detail)};
+}
+
+}  // namespace
+
+struct FusedGenerator::ProbeLabels {
+    Label retry, odd, candidate;
+};
+
+struct FusedGenerator::SubtableLabels {
+    ProbeLabels first, second;  // the key's two buckets
+    Label changed, miss;
+};
+
+FusedGenerator::~FusedGenerator() = default;
+
+uint32_t FusedSpec::blocks() const {
+    uint32_t n = 0;
+    for (const FusedSubtable& s : subtables) n += blocks_of(s);
+    return n;
+}
+
+HashSharing plan_hash_sharing(const FusedSpec& spec) {
+    const size_t n = spec.subtables.size();
+    std::vector<std::vector<KeyBlock>> seq(n);
+    for (size_t k = 0; k < n; k++) {
+        for (uint32_t b = 0; b < blocks_of(spec.subtables[k]); b++) {
+            seq[k].push_back(key_block(spec.subtables[k], spec.key_map, b));
+        }
+    }
+    HashSharing out;
+    out.steps.resize(n);
+    for (size_t k = 1; k < n; k++) {
+        size_t best = 0, from = 0;
+        for (size_t j = 0; j < k; j++) {
+            size_t p = 0;
+            while (p < seq[j].size() && p < seq[k].size() && seq[j][p] == seq[k][p]) p++;
+            if (p > best) {
+                best = p;
+                from = j;
+            }
+        }
+        if (best == 0) {
+            continue;
+        }
+        // All of k's blocks shared means an identical mask: not in one
+        // classifier.  Still correct: k then hashes no block of its own.
+        auto& saves = out.steps[from].saves;
+        auto it = std::find_if(saves.begin(), saves.end(),
+                               [&](const auto& s) { return s.first == best; });
+        uint32_t slot;
+        if (it != saves.end()) {
+            slot = it->second;
+        } else {
+            slot = out.slots++;
+            saves.emplace_back(static_cast<uint32_t>(best), slot);
+        }
+        out.steps[k].from_slot = static_cast<int32_t>(slot);
+        out.steps[k].from_block = static_cast<uint32_t>(best);
+    }
+    return out;
+}
+
+std::unique_ptr<FusedGenerator> FusedGenerator::create(const FusedSpec& spec, Allocator* allocator,
+                                                       GenerateStatus* status) noexcept {
+    using Code = GenerateStatus::Code;
+    if (spec.subtables.empty() || spec.subtables.size() > kMaxFusedSubtables) {
+        *status = failed(Code::kError, std::to_string(spec.subtables.size()) +
+                                           " subtables: a fused lookup serves 1.." +
+                                           std::to_string(kMaxFusedSubtables));
+        return nullptr;
+    }
+    for (const FusedSubtable& s : spec.subtables) {
+        if (blocks_of(s) > kMaxBlocks || s.mask_values.size() != blocks_of(s)) {
+            *status = failed(Code::kTooManyBlocks, std::to_string(blocks_of(s)) + " blocks (" +
+                                                       std::to_string(s.mask_values.size()) +
+                                                       " mask values), more than " +
+                                                       std::to_string(kMaxBlocks));
+            return nullptr;
+        }
+    }
+    return generate_noexcept(
+        [&] {
+            std::unique_ptr<FusedGenerator> g(new FusedGenerator(spec, allocator));
+            g->generate();
+            g->setProtectModeRE();  // W^X: writable until here, executable after
+            return g;
+        },
+        status);
+}
+
+size_t FusedGenerator::reserved_bytes(const FusedSpec& spec) {
+    // Per subtable about 300 bytes of probe, candidate and fallback code;
+    // per block up to ~30 bytes hashed and ~20 verified with CRC32 (mhash:
+    // ~45 more), and 8 of mask constant; reserved with a margin.
+    const size_t bytes = 1024 + spec.subtables.size() * 512 + spec.blocks() * (kCrc32 ? 64 : 128);
+    return (bytes + kCodePageBytes - 1) / kCodePageBytes * kCodePageBytes;
+}
+
+FusedGenerator::FusedGenerator(const FusedSpec& spec, Allocator* allocator)
+    : CodeGenerator(reserved_bytes(spec), DontSetProtectRWE, allocator),
+      spec_(spec),
+      sharing_(plan_hash_sharing(spec)) {}
+
+void FusedGenerator::generate() {
+    emit_prologue();
+    emit_key_loop();
+    emit_epilogue();
+    for (size_t c = 0; c < cold_.size(); c++) {  // cold code may add more
+        cold_[c]();
+    }
+    emit_pool();
+}
+
+Label& FusedGenerator::mask_constant(uint64_t mask) {
+    for (auto& [value, label] : pool_) {
+        if (value == mask) {
+            return label;
+        }
+    }
+    pool_.emplace_back(mask, Label());
+    return pool_.back().second;
+}
+
+void FusedGenerator::emit_pool() {
+    align(8);
+    for (auto& [value, label] : pool_) {
+        L(label);
+        dq(value);
+    }
+}
+
+// In: the System V arguments (edi keys_map, rsi keys, rdx rules, rcx
+// missed, r8 lookups).  Out: kLive set up (iter = keys_map, found = 0), the
+// frame filled; jumps to the epilogue for an empty burst.  Clobbers rax,
+// rcx.
+void FusedGenerator::emit_prologue() {
+    endbr64();  // a landing pad for OVS's indirect call (CET IBT)
+    for (const Reg64& r : {rbx, rbp, r12, r13, r14, r15}) {
+        push(r);
+    }
+    static_assert(kFrameBytes < 4096, "one page: no stack probe needed");
+    sub(rsp, kFrameBytes);
+    mov(kLive.keys, rsi);
+    mov(kLive.rules, rdx);
+    mov(qword[rsp + kFrameMissedOut], rcx);
+    mov(qword[rsp + kFrameLookupsOut], r8);
+    mov(kLive.iter.cvt32(), edi);
+    mov(dword[rsp + kFrameKeysMap], edi);
+    xor_(kLive.found.cvt32(), kLive.found.cvt32());
+    mov(dword[rsp + kFrameDeferred], 0);
+    mov(dword[rsp + kFrameLookups], 0);
+    for (uint32_t k = 0; k < spec_.subtables.size(); k++) {
+        mov(dword[rsp + kFrameHits + 4 * k], 0);
+        // cmap->impl, read once per burst (rcu-protected), as
+        // cmap_find_batch() does.
+        mov(rax, reinterpret_cast<uint64_t>(spec_.subtables[k].subtable));
+        mov(rax, qword[rax + kSubtableRules]);
+        mov(ecx, dword[rax + kCmapImplBasis]);
+        mov(dword[rsp + kFrameBasis + 4 * k], ecx);
+        mov(ecx, dword[rax + kCmapImplMask]);
+        mov(dword[rsp + kFrameMask + 4 * k], ecx);
+        lea(rcx, ptr[rax + kCmapImplBuckets]);
+        mov(qword[rsp + kFrameBuckets + 8 * k], rcx);
+    }
+    test(kLive.iter.cvt32(), kLive.iter.cvt32());
+    jz(epilogue_, T_NEAR);
+}
+
+// Every key of the burst through the subtables in rank order.  In: kLive.
+// Out: kLive.found, frame.hits, lookups, deferred.  Clobbers kProbe's
+// registers, ymm1, ymm2, the flags.
+void FusedGenerator::emit_key_loop() {
+    L(key_loop_);
+    tzcnt(kLive.index.cvt32(), kLive.iter.cvt32());
+    mov(kLive.key, qword[kLive.keys + kLive.index * 8]);
+    mov(kProbe.value, spec_.key_map.bits[0]);
+    cmp(qword[kLive.key + kKeyMap], kProbe.value);
+    jne(defer_, T_NEAR);
+    // Unit 1 holds at most 20 bits: always a sign-extendable immediate.
+    static_assert(kUnit1Bits < 31);
+    cmp(qword[kLive.key + kKeyMap + 8], static_cast<uint32_t>(spec_.key_map.bits[1]));
+    jne(defer_, T_NEAR);
+    for (uint32_t k = 0; k < spec_.subtables.size(); k++) {
+        emit_subtable(k);
+    }
+    // Missed by every subtable: the loop goes on with it (the epilogue
+    // derives the missed keys).
+    L(next_key_);
+    blsr(kLive.iter.cvt32(), kLive.iter.cvt32());
+    jnz(key_loop_, T_NEAR);
+    jmp(epilogue_, T_NEAR);
+
+    cold_.push_back([this] {
+        L(defer_);  // another map: the loop runs it through every subtable
+        mov(ecx, 1);
+        shlx(ecx, ecx, kLive.index.cvt32());
+        or_(dword[rsp + kFrameDeferred], ecx);
+        jmp(next_key_, T_NEAR);
+    });
+}
+
+void FusedGenerator::emit_block(uint32_t k, uint32_t b, const Reg64& value) {
+    const KeyBlock kb = key_block(spec_.subtables[k], spec_.key_map, b);
+    if (kb.index < 0) {
+        xor_(value.cvt32(), value.cvt32());  // such keys lack the word
+        return;
+    }
+    mov(value, qword[kLive.key + kKeyValues + 8 * kb.index]);
+    if (kb.mask != ~uint64_t{0}) {
+        and_(value, qword[rip + mask_constant(kb.mask)]);
+    }
+}
+
+// Subtable k for the key at hand: falls through when the key is not there
+// (to subtable k + 1, or next_key_ past the last); jumps to next_key_ with
+// rules[i], found, frame.hits[k] and frame.lookups updated when it is.
+void FusedGenerator::emit_subtable(uint32_t k) {
+    const ProbeRegs& r = kProbe;
+    const FusedSubtable& s = spec_.subtables[k];
+    const HashSharing::Step& step = sharing_.steps[k];
+    const uint32_t blocks = blocks_of(s);
+    // The cold code, emitted later, jumps back to these.
+    labels_.push_back(std::make_unique<SubtableLabels>());
+    SubtableLabels* l = labels_.back().get();  // stable: owned by labels_
+
+    // The key's hash for this subtable.
+    if (step.from_slot >= 0) {
+        mov(r.hash.cvt32(), dword[rsp + kFrameStates + 4 * step.from_slot]);
+    } else {
+        xor_(r.hash.cvt32(), r.hash.cvt32());
+    }
+    for (uint32_t b = step.from_block; b < blocks; b++) {
+        emit_block(k, b, r.value);
+        hash_add(*this, r.hash, r.value, r.scratch);
+        for (const auto& [after, slot] : step.saves) {
+            if (after == b + 1) {
+                mov(dword[rsp + kFrameStates + 4 * slot], r.hash.cvt32());
+            }
+        }
+    }
+    mov(r.value.cvt32(), blocks * 8);
+    hash_finish(*this, r.hash, r.value, r.value.cvt32());
+    vmovd(xmm1, r.hash.cvt32());
+    vpbroadcastd(ymm1, xmm1);
+
+    // cmap: h1 = rehash(impl, hash); the first bucket, then the second.
+    mov(r.h1.cvt32(), dword[rsp + kFrameBasis + 4 * k]);
+    mov(r.value.cvt32(), r.hash.cvt32());
+    hash_finish(*this, r.h1, r.value, r.value.cvt32());
+    mov(r.bucket1.cvt32(), r.h1.cvt32());
+    emit_bucket_address(k, r.bucket1);
+    emit_probe(r.bucket1, r.c1, l->first);
+    rol(r.h1.cvt32(), 16);  // other_hash(h1)
+    emit_bucket_address(k, r.bucket2);
+    emit_probe(r.bucket2, r.c2, l->second);
+    // In neither bucket.  If the first changed meanwhile a writer may have
+    // moved the key: cmap_find() reads both stably.
+    cmp(r.c1.cvt32(), dword[r.bucket1]);
+    jne(l->changed, T_NEAR);
+    L(l->miss);
+
+    cold_.push_back([=, this, &s] {
+        Label verify, next_node;
+        for (const auto& [bucket, counter, probe] :
+             {std::tuple{r.bucket1, r.c1, &l->first}, {r.bucket2, r.c2, &l->second}}) {
+            L(probe->odd);
+            pause();  // a writer is in the bucket
+            jmp(probe->retry, T_NEAR);
+            // A hash matched: the first such slot's node, read under the
+            // unchanged counter.
+            L(probe->candidate);
+            tzcnt(r.lanes.cvt32(), r.lanes.cvt32());  // lane j holds hashes[j - 1]
+            mov(r.node, qword[bucket + r.lanes * 8 + kCmapBucketNodes - 8]);
+            cmp(counter.cvt32(), dword[bucket]);
+            jne(probe->retry, T_NEAR);
+            jmp(verify, T_NEAR);
+        }
+        L(l->changed);
+        vzeroupper();  // OVS's code may be SSE: no AVX-SSE transition in it
+        mov(esi, r.hash.cvt32());
+        mov(rdi, reinterpret_cast<uint64_t>(s.subtable) + kSubtableRules);
+        mov(rax, reinterpret_cast<uint64_t>(&cmap_find));
+        call(rax);
+        mov(r.node, rax);
+        test(r.node, r.node);
+        jz(l->miss, T_NEAR);
+        // The candidate's chain: the first rule holding exactly the key's
+        // masked words is the match (hash collisions only else).
+        L(verify);
+        for (uint32_t b = 0; b < blocks; b++) {
+            emit_block(k, b, r.value);
+            cmp(r.value, qword[r.node + kRuleValues + 8 * b]);
+            jne(next_node, T_NEAR);
+        }
+        mov(qword[kLive.rules + kLive.index * 8], r.node);  // the node is the rule
+        bts(kLive.found.cvt32(), kLive.index.cvt32());
+        inc(dword[rsp + kFrameHits + 4 * k]);
+        add(dword[rsp + kFrameLookups], k + 1);
+        jmp(next_key_, T_NEAR);
+        L(next_node);
+        mov(r.node, qword[r.node]);  // node->next; x86 loads are acquire loads
+        test(r.node, r.node);
+        jnz(verify, T_NEAR);
+        jmp(l->miss, T_NEAR);
+    });
+}
+
+// bucket = &buckets[h & mask] of subtable k's cmap, from its h (the
+// register itself).
+void FusedGenerator::emit_bucket_address(uint32_t k, const Reg64& bucket) {
+    and_(bucket.cvt32(), dword[rsp + kFrameMask + 4 * k]);
+    shl(bucket, kCmapBucketShift);
+    add(bucket, qword[rsp + kFrameBuckets + 8 * k]);
+}
+
+// cmap_find_in_bucket() of ymm1's hash in `bucket`, between two reads of its
+// even, unchanged counter: falls through when the hash is not there (with
+// `counter` as read), jumps to labels.candidate with the matching lanes in
+// kProbe.lanes.  Clobbers ymm2, kProbe.lanes.
+void FusedGenerator::emit_probe(const Reg64& bucket, const Reg64& counter,
+                                ProbeLabels& labels) {
+    L(labels.retry);
+    mov(counter.cvt32(), dword[bucket]);
+    test(counter.cvt8(), 1);
+    jnz(labels.odd, T_NEAR);
+    vpcmpeqd(ymm2, ymm1, yword[bucket]);
+    vmovmskps(kProbe.lanes.cvt32(), ymm2);
+    and_(kProbe.lanes.cvt32(), kCmapHashLanes);
+    jnz(labels.candidate, T_NEAR);
+    cmp(counter.cvt32(), dword[bucket]);
+    jne(labels.retry, T_NEAR);
+}
+
+// hit_cnt += hits[k] per subtable (OVS's plain, racy add); *missed, *lookups;
+// returns found.  Restores the callee-saved registers; clears the upper
+// halves of the ymm registers.
+void FusedGenerator::emit_epilogue() {
+    L(epilogue_);
+    for (uint32_t k = 0; k < spec_.subtables.size(); k++) {
+        mov(eax, dword[rsp + kFrameHits + 4 * k]);
+        mov(rcx, reinterpret_cast<uint64_t>(spec_.subtables[k].subtable));
+        add(dword[rcx + kSubtableHits], eax);
+    }
+    // missed = the burst less the found and the deferred keys.
+    mov(eax, kLive.found.cvt32());
+    or_(eax, dword[rsp + kFrameDeferred]);
+    andn(eax, eax, dword[rsp + kFrameKeysMap]);
+    mov(rcx, qword[rsp + kFrameMissedOut]);
+    mov(dword[rcx], eax);
+    mov(eax, dword[rsp + kFrameLookups]);
+    mov(rcx, qword[rsp + kFrameLookupsOut]);
+    mov(dword[rcx], eax);
+    mov(eax, kLive.found.cvt32());
+    vzeroupper();
+    add(rsp, kFrameBytes);
+    for (const Reg64& r : {r15, r14, r13, r12, rbp, rbx}) {
+        pop(r);
+    }
+    ret();
+}
+
+}  // namespace ovscls::jit
