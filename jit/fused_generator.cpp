@@ -279,6 +279,9 @@ void FusedGenerator::emit_key_loop() {
     cmp(qword[kLive.key + kKeyMap + 8], static_cast<uint32_t>(spec_.key_map.bits[1]));
     jne(defer_, T_NEAR);
     for (uint32_t k = 0; k < spec_.subtables.size(); k++) {
+        if (k && spec_.serialize) {
+            lfence();  // FusedSpec::serialize: no work ahead of the last answer
+        }
         emit_subtable(k);
     }
     // Missed by every subtable: the loop goes on with it (the epilogue
@@ -415,8 +418,7 @@ void FusedGenerator::emit_bucket_address(uint32_t k, const Reg64& bucket) {
 // even, unchanged counter: falls through when the hash is not there (with
 // `counter` as read), jumps to labels.candidate with the matching lanes in
 // kProbe.lanes.  Clobbers ymm2, kProbe.lanes.
-void FusedGenerator::emit_probe(const Reg64& bucket, const Reg64& counter,
-                                ProbeLabels& labels) {
+void FusedGenerator::emit_probe(const Reg64& bucket, const Reg64& counter, ProbeLabels& labels) {
     L(labels.retry);
     mov(counter.cvt32(), dword[bucket]);
     test(counter.cvt8(), 1);

@@ -86,9 +86,14 @@ struct FusedSubtable {
 struct FusedSpec {
     MiniflowMap key_map{};                 // the packets' map the code serves
     std::vector<FusedSubtable> subtables;  // rank order, 1..kMaxFusedSubtables
+    // For measurement only (perf/dpcls_bench): an lfence before each
+    // subtable after the first, so that no subtable's work starts before the
+    // previous one's answer is known: what speculation across subtables
+    // gains is the difference.
+    bool serialize = false;
     friend bool operator==(const FusedSpec& a, const FusedSpec& b) {
         return a.key_map.bits[0] == b.key_map.bits[0] && a.key_map.bits[1] == b.key_map.bits[1] &&
-               a.subtables == b.subtables;
+               a.subtables == b.subtables && a.serialize == b.serialize;
     }
     uint32_t blocks() const;  // over all subtables
 };
@@ -152,8 +157,7 @@ class FusedGenerator : public Xbyak::CodeGenerator {
     void emit_block(uint32_t k, uint32_t b, const Xbyak::Reg64& value);
     struct ProbeLabels;
     void emit_bucket_address(uint32_t k, const Xbyak::Reg64& bucket);
-    void emit_probe(const Xbyak::Reg64& bucket, const Xbyak::Reg64& counter,
-                    ProbeLabels& labels);
+    void emit_probe(const Xbyak::Reg64& bucket, const Xbyak::Reg64& counter, ProbeLabels& labels);
     void emit_epilogue();
     void emit_pool();
     Xbyak::Label& mask_constant(uint64_t mask);

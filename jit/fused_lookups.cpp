@@ -41,6 +41,7 @@ struct FusedLookups::State {
     std::vector<std::shared_ptr<Entry>> entries;  // a few per port: searched linearly
     uint64_t epoch = 0;                           // probes so far
     uint64_t next_id = 1;
+    bool serialize = false;
     FusedStats stats;
     bool logged_failure = false;
 };
@@ -78,6 +79,10 @@ FusedLookup FusedLookups::probe(const dpcls_subtable* const subtables[], size_t 
     }
     auto spec = std::make_shared<FusedSpec>();
     spec->key_map = *key_map;
+    {
+        std::lock_guard lock(state_->mutex);
+        spec->serialize = state_->serialize;
+    }
     for (size_t i = 0; i < n; i++) {
         const Subtable& s = *view(subtables[i]);
         const uint32_t blocks = s.u0_bits + s.u1_bits;
@@ -195,6 +200,11 @@ void FusedLookups::sweep() {
     });
 }
 
+void FusedLookups::serialize_for_measurement(bool on) {
+    std::lock_guard lock(state_->mutex);
+    state_->serialize = on;
+}
+
 FusedStats FusedLookups::stats() const {
     std::lock_guard lock(state_->mutex);
     FusedStats out = state_->stats;
@@ -215,11 +225,15 @@ std::string FusedLookups::info() const {
         if (!e->code) {
             continue;
         }
+        // Appended piecewise: GCC 12's -O3 warns falsely (-Wrestrict) on
+        // "literal" + std::string temporaries.
         std::string fps;
         for (const FusedSubtable& s : e->spec.subtables) {
-            const std::string fp = "(" + std::to_string(std::popcount(s.mask_map.bits[0])) + "," +
-                                   std::to_string(std::popcount(s.mask_map.bits[1])) + ")";
-            fps += fps.empty() ? fp : " " + fp;
+            fps += fps.empty() ? "(" : " (";
+            fps += std::to_string(std::popcount(s.mask_map.bits[0]));
+            fps += ",";
+            fps += std::to_string(std::popcount(s.mask_map.bits[1]));
+            fps += ")";
         }
         out += "  jit_fused #" + std::to_string(e->id) + ": " +
                std::to_string(e->spec.subtables.size()) + " subtables " + fps + ", " +

@@ -62,6 +62,10 @@ class FusedLookups final : public FusedProvider {
     void release(const FusedLookup& lookup) override;
     uint64_t ready_count() const override { return ready_.load(std::memory_order_acquire); }
 
+    // Generates serialized code from now on (FusedSpec::serialize): for
+    // perf/dpcls_bench's measure of speculation, never in a switch.
+    void serialize_for_measurement(bool on);
+
     FusedStats stats() const;
     // One line per live fused lookup, for jit-show.
     std::string info() const;

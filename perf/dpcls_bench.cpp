@@ -29,6 +29,11 @@
 //                its fingerprints are listed, generic elsewhere)
 //   jit_avx2     with the JIT (x86-64, AVX2): hot subtables on JIT code,
 //                after rankings as a PMD thread would run them
+//   jit_fused    and jit_fused: the port's top subtables in one generated
+//                lookup (jit/fused_generator.hpp)
+//   fused_lfence the same with an lfence before each subtable: no work of
+//                a subtable starts before the previous one's answer; the
+//                difference is what speculation across subtables gains
 // Before timing, every lookup's answer for every key must be the base's
 // (the same rule, by index): a mismatch fails the run (exit 1).
 //
@@ -145,6 +150,7 @@ Table corpus_table(const std::string& corpus) {
 // and the keys.
 struct Setup {
     std::string name;
+    std::unique_ptr<jit::Engine> engine;  // its own, or null: the process engine
     std::unique_ptr<LookupRegistry> registry;
     FusedProvider* fused = nullptr;
     std::unique_ptr<Classifier> cls;
@@ -240,6 +246,8 @@ size_t pass(const Setup& s, Keys& k, std::vector<int>* answers, int64_t* lookups
     return hits;
 }
 
+jit::Engine& engine_of(const Setup& s) { return s.engine ? *s.engine : jit::process_engine(); }
+
 // Rankings as a PMD thread runs them, once a second in OVS: traffic, then
 // sort_subtables(), which re-probes the subtables with hits (where hot ones
 // move to JIT code); the JIT's compiles finish in between.
@@ -247,13 +255,13 @@ void settle(Setup& s, Keys& k) {
     for (int round = 0; round < 6; round++) {
         pass(s, k, nullptr, nullptr);
         s.cls->sort_subtables();
-        jit::process_engine().drain();
+        engine_of(s).drain();
         s.cls->refresh_fused();  // as a PMD thread does between bursts
         ovsb_rcu_quiesce();
     }
     pass(s, k, nullptr, nullptr);
     s.cls->sort_subtables();  // the ranking the timed lookups run under
-    jit::process_engine().drain();
+    engine_of(s).drain();
     s.cls->refresh_fused();
     int64_t lookups = 0;
     const size_t hits = pass(s, k, &s.answers, &lookups);
@@ -322,6 +330,16 @@ int run_table(const Table& t, int reps, int windows, bool broken) {
         add(
             "jit_fused", [](LookupRegistry& r) { add_builtin_lookups(r); },
             &jit::process_engine().fused());
+        // Speculation across subtables: the same code with an lfence before
+        // each subtable (its own engine, so that the two never share code).
+        Setup serial;
+        serial.name = "fused_lfence";
+        serial.engine = std::make_unique<jit::Engine>();
+        serial.engine->fused().serialize_for_measurement(true);
+        serial.registry = std::make_unique<LookupRegistry>();
+        add_builtin_lookups(*serial.registry, serial.engine.get());
+        serial.fused = &serial.engine->fused();
+        setups.push_back(std::move(serial));
     }
     if (broken) {
         add("broken", [](LookupRegistry& r) {
