@@ -5,6 +5,7 @@
 // everywhere; its probe declines every subtable and says why, once, in
 // OVS's log.
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -56,3 +57,11 @@ extern "C" int ovscls_plugin_jit_configure(const char* const[], const char* cons
 
 extern "C" char* ovscls_plugin_jit_show(void) { return malloced_not_built(); }
 extern "C" void ovscls_plugin_jit_ranking(bool) {}
+
+// jit_fused: nothing to fuse without the JIT.
+extern "C" ovsb_lookup_func ovscls_plugin_fused_probe_counts(uint32_t, uint32_t) { return nullptr; }
+extern "C" void* ovscls_plugin_fused_probe(dpcls_subtable* const[], size_t, uint32_t*, void**) {
+    return nullptr;
+}
+extern "C" void ovscls_plugin_fused_release(void*) {}
+extern "C" uint64_t ovscls_plugin_fused_ready(void) { return 0; }

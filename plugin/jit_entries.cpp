@@ -80,3 +80,26 @@ extern "C" void ovscls_plugin_jit_ranking(bool done) {
         ovscls::jit::process_engine().ranking_begin();
     }
 }
+
+// jit_fused: OVS's subtable probe declines (it is no subtable lookup); the
+// fused hooks go to the process engine's FusedLookups.
+extern "C" ovsb_lookup_func ovscls_plugin_fused_probe_counts(uint32_t, uint32_t) { return nullptr; }
+
+extern "C" void* ovscls_plugin_fused_probe(dpcls_subtable* const subtables[], size_t n,
+                                           uint32_t* n_subtables, void** handle) {
+    const ovscls::FusedLookup lookup = ovscls::jit::process_engine().fused().probe(
+        const_cast<const dpcls_subtable* const*>(subtables), n);
+    *n_subtables = lookup.subtables;
+    *handle = lookup.handle;
+    return reinterpret_cast<void*>(lookup.fn);
+}
+
+extern "C" void ovscls_plugin_fused_release(void* handle) {
+    ovscls::FusedLookup lookup;
+    lookup.handle = handle;
+    ovscls::jit::process_engine().fused().release(lookup);
+}
+
+extern "C" uint64_t ovscls_plugin_fused_ready(void) {
+    return ovscls::jit::process_engine().fused().ready_count();
+}

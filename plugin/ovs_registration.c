@@ -13,11 +13,14 @@
  *                any fingerprint
  *   jit_avx2     code generated per subtable once it is hot (x86-64; in
  *                other builds it declines every subtable, saying why once)
+ *   jit_fused    no subtable lookup (declines every subtable): a lookup
+ *                generated over a port's top-ranked subtables once they
+ *                run jit_avx2 code (OVS's 'probe_fused'); prio-set 0 is off
  *
  * Their priorities are 0 (OVS's own defaults stand; prio-set switches)
  * unless the plugin is built with OVSCLS_PLUGIN_DEFAULT, which makes them
  * the defaults: jit_avx2 4, specialized 3, runtime 2, above OVS's generic
- * at 1.
+ * at 1, and jit_fused 4 (on).
  *
  * OVS refuses the three, with a log line, if the plugin hashes differently
  * from it (built for the other hash flavour): they would miss every packet.
@@ -28,6 +31,8 @@
 
 #include <config.h>
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "coverage.h"
@@ -64,12 +69,38 @@ int ovscls_plugin_jit_configure(const char *const keys[],
                                 const char *const values[], size_t n,
                                 char **message);
 char *ovscls_plugin_jit_show(void);
+dpcls_subtable_lookup_func ovscls_plugin_fused_probe_counts(uint32_t u0,
+                                                            uint32_t u1);
+void *ovscls_plugin_fused_probe(struct dpcls_subtable *const subtables[],
+                                size_t n, uint32_t *n_subtables,
+                                void **handle);
+void ovscls_plugin_fused_release(void *handle);
+uint64_t ovscls_plugin_fused_ready(void);
 
 #ifdef OVSCLS_PLUGIN_DEFAULT
-enum { JIT_PRIO = 4, SPECIALIZED_PRIO = 3, RUNTIME_PRIO = 2 };
+enum { JIT_PRIO = 4, SPECIALIZED_PRIO = 3, RUNTIME_PRIO = 2, FUSED_PRIO = 4 };
 #else
-enum { JIT_PRIO = 0, SPECIALIZED_PRIO = 0, RUNTIME_PRIO = 0 };
+enum { JIT_PRIO = 0, SPECIALIZED_PRIO = 0, RUNTIME_PRIO = 0, FUSED_PRIO = 0 };
 #endif
+
+/* jit_fused's hooks (OVS's dpcls_fused_lookup_func contract): the C++ side
+ * hands out the function as a pointer with the handle that releases it. */
+static bool
+fused_probe(struct dpcls_subtable *const subtables[], size_t n,
+            struct dpcls_fused_lookup *out)
+{
+    void *func = ovscls_plugin_fused_probe(subtables, n, &out->n_subtables,
+                                           &out->handle);
+
+    out->func = (dpcls_fused_lookup_func) func;
+    return func != NULL;
+}
+
+static void
+fused_release(const struct dpcls_fused_lookup *lookup)
+{
+    ovscls_plugin_fused_release(lookup->handle);
+}
 
 /* The JIT's decline lines (once per reason). */
 static void
@@ -162,6 +193,12 @@ OVS_CONSTRUCTOR(ovscls_plugin_register)
           .ranking = ovscls_plugin_jit_ranking,
           .set_config = jit_set_config,
           .name = "jit_avx2" },
+        { .prio = FUSED_PRIO,
+          .probe = ovscls_plugin_fused_probe_counts,
+          .probe_fused = fused_probe,
+          .release_fused = fused_release,
+          .fused_ready = ovscls_plugin_fused_ready,
+          .name = "jit_fused" },
     };
 
     ovscls_plugin_jit_set_log(jit_log);

@@ -266,6 +266,11 @@ for impl in $impls generic specialized; do
     elif [ "$impl" = jit_avx2 ]; then
         want='lookup (specialized|runtime)'
         case="CPU lacks $jit_lacks: subtables stay on $used"
+    elif [ "$impl" = jit_fused ]; then
+        # It is no subtable lookup: it declines every subtable, which stay
+        # on the plugin's defaults.
+        want='lookup (jit_avx2|specialized|runtime)'
+        case="jit_fused declines subtables: they stay on $used"
     elif [ "$impl" = avx512_gather ] && [ -n "$avx512_lacks" ]; then
         if [ -z "$jit_lacks" ]; then
             want='lookup (jit_avx2|specialized|runtime)'
@@ -282,6 +287,55 @@ for impl in $impls generic specialized; do
         bash -c "[ -n \"\$1\" ] && ! grep -E '^    \(' <<<\"\$1\" | grep -Evq \"$want\"" _ "$show"
     ovs-appctl dpif-netdev/subtable-lookup-prio-set "$impl" "${start_prio[$impl]}" >/dev/null
 done
+
+# ---- jit_fused: a port's top subtables in one generated lookup ----
+# After the switching above, priorities are back at the plugin's defaults.
+# Extra udp53 packets rank the udp53 subtable first and the nw_dst/16 one
+# second, both of UDP packets (one miniflow map): once both run tier-2
+# jit_avx2 code for that map, each PMD thread's p1 classifier fuses them.
+send_fused() {  # send_fused ROUNDS: `send`, and 2 more udp53 per queue
+    local qid round  # not `r`: send's loop variable is global
+    for ((round = 0; round < $1; round++)); do
+        send 1
+        for qid in 0 1; do
+            ovs-appctl netdev-dummy/receive p1 --qid $qid "$pkt_udp53" "$pkt_udp53" >/dev/null
+        done
+        sent 1
+        p2=$((p2 + 4))
+    done
+}
+fused_lines() { ovs-appctl dpif-netdev/subtable-show --limit 0 | grep -c '^    the first [0-9]* fused: lookup jit_fused'; }
+fused_on_both() { [ "$(fused_lines)" -ge 2 ]; }
+fused_off() { [ "$(fused_lines)" -eq 0 ]; }
+if [ -z "$jit_lacks" ]; then
+    for ((i = 0; i < 40 && $(fused_lines) < 2; i++)); do
+        send_fused 1
+        sleep 0.2
+    done
+    show=$(ovs-appctl dpif-netdev/subtable-show --limit 0)
+    echo "# subtable-show after $i rounds:"
+    sed -n '/^pmd thread/,/^fingerprints/p' <<<"$show" | grep -E '^pmd|^  in_port|^    the first|^    \(' | sed 's/^/#   /'
+    check "jit_fused: both PMD threads' p1 classifiers run a fused lookup (subtable-show)" fused_on_both
+    jit_show=$(ovs-appctl dpif-netdev/jit-show)
+    check "jit-show: jit_fused lookups in use" grep -Eq 'lookups [1-9][0-9]* \([0-9]+ code bytes\), in use [1-9]' <<<"$jit_show"
+    check "forwarding through jit_fused: every packet where its rule sends it" expect_tx $p2 $p4
+    ovs-appctl dpif-netdev/subtable-lookup-prio-set jit_fused 0 >/dev/null
+    check "prio-set jit_fused 0: no classifier runs a fused lookup" fused_off
+    send_fused 5
+    check "forwarding without jit_fused: every packet where its rule sends it" expect_tx $p2 $p4
+    ovs-appctl dpif-netdev/subtable-lookup-prio-set jit_fused 4 >/dev/null
+    for ((i = 0; i < 20 && $(fused_lines) < 2; i++)); do
+        send_fused 1
+        sleep 0.2
+    done
+    check "prio-set jit_fused 4: fused lookups are back on both PMD threads" fused_on_both
+    send_fused 5
+    check "forwarding through jit_fused again: every packet where its rule sends it" expect_tx $p2 $p4
+else
+    send_fused 10
+    check "no classifier runs a fused lookup (CPU lacks $jit_lacks: jit_avx2 and jit_fused decline)" fused_off
+    check "forwarding: every packet where its rule sends it" expect_tx $p2 $p4
+fi
 
 # The main thread's subtables are re-probed too (OVS 3.1 skipped them).
 ovs-appctl dpif-netdev/subtable-lookup-prio-set generic 250 >/dev/null
