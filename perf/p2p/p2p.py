@@ -2,7 +2,7 @@
 """Phy-to-phy forwarding benchmark of dpcls lookups on OVS-DPDK.
 
     p2p.py --ovs PREFIX --pcaps DIR --out DIR [--window S] [--rounds N]
-           [--scenarios a,b,c,d] [--flows N]
+           [--scenarios a,b,c,d,f,g,e] [--flows N]
 
 PREFIX is a `patches/build-ovs.sh --dpdk` install.  No NICs are needed:
 DPDK's pcap PMD replays a pcap file in a loop as port dpdk0's receive side
@@ -41,7 +41,12 @@ NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
 # after its prio-set the subtables would run another lookup, and its
 # windows would be that lookup's figures under the wrong name.
 CPU_NEEDS = {"avx512_gather": ["avx512f", "bmi2"],
-             "jit_avx2": ["avx2", "bmi1", "bmi2", "popcnt", "sse4_2"]}
+             "jit_avx2": ["avx2", "bmi1", "bmi2", "popcnt", "sse4_2"],
+             "jit_fused": ["avx2", "bmi1", "bmi2", "popcnt", "sse4_2"]}
+# A lookup that is a tier above another: selected, both are on.  jit_fused
+# serves no subtable by itself; it fuses the top subtables that run
+# jit_avx2 code.
+RIDES_ON = {"jit_fused": "jit_avx2"}
 
 
 def cpu_flags(path="/proc/cpuinfo"):
@@ -243,6 +248,13 @@ class Bench:
                        f"options:dpdk-devargs=net_pcap{serial}{ofport - 1},rx_pcap={rx}{loop}")
         self.appctl("revalidator/purge")
 
+    def set_emc(self, default):
+        """OVS's default EMC insertion (1 in 100 flows), or none (EMC off)."""
+        if default:
+            self.vsctl("remove", "Open_vSwitch", ".", "other_config", "emc-insert-inv-prob")
+        else:
+            self.vsctl("set", "Open_vSwitch", ".", 'other_config:emc-insert-inv-prob="0"')
+
     def set_flows(self, flows):
         path = os.path.join(self.work, "flows.txt")
         with open(path, "w") as f:
@@ -336,6 +348,8 @@ class Bench:
         for other in impls:
             self.appctl("dpif-netdev/subtable-lookup-prio-set", other,
                         "1" if other == "generic" else "0")
+        if impl in RIDES_ON:
+            self.appctl("dpif-netdev/subtable-lookup-prio-set", RIDES_ON[impl], "100")
         if impl != "generic":
             self.appctl("dpif-netdev/subtable-lookup-prio-set", impl, "100")
         # Settle until the PMD thread's subtables run `impl` (at most 8 s;
@@ -348,7 +362,7 @@ class Bench:
         time.sleep(0.5)
         while impl != "specialized" and time.monotonic() < deadline:
             used = self.lookups_in_use()
-            if used and set(used) == {impl}:
+            if used and (set(used) == {impl} or (impl in RIDES_ON and impl in used)):
                 break
             time.sleep(0.3)
         time.sleep(1.2)
@@ -396,12 +410,15 @@ class Bench:
                 "last_us": float(m.group(3))}
 
     def lookups_in_use(self):
-        """{lookup name: subtables} over the PMD thread's subtables."""
+        """{lookup name: subtables} over the PMD thread's subtables; a fused
+        lookup counts the subtables it serves ("the first N fused")."""
         text = self.appctl("dpif-netdev/subtable-show", "--limit", "0")
         pmd = text.split("main thread")[0]
         used = {}
         for name in re.findall(r"^    \(\d+,\d+\) lookup (\S+),", pmd, re.M):
             used[name.rstrip(",")] = used.get(name.rstrip(","), 0) + 1
+        for n, name in re.findall(r"^    the first (\d+) fused: lookup (\S+)", pmd, re.M):
+            used[name] = used.get(name, 0) + int(n)
         return used
 
 
@@ -482,10 +499,26 @@ def scenario_flood(flows):
             rules)
 
 
+# Scenarios (f) and (g): (b)'s rules and traffic under what a default switch
+# runs (EMC on with OVS's default insertion probability 1/100, SMC off), at
+# 1000 flows (the EMC holds them: few packets reach dpcls) and 100000 (it
+# thrashes: most do).  The other scenarios turn the EMC off.
+EMC_DEFAULT = {"f", "g"}
+
+
+def scenario_prefixes_default(flows):
+    _, _, rules = scenario_prefixes(flows)
+    return (f"prefix-{flows}.pcap",
+            f"(b) with OVS's defaults (EMC on, SMC off), {flows} flows", rules)
+
+
 SCENARIOS = {"a": scenario_one_subtable, "b": scenario_prefixes, "c": scenario_normal,
-             "d": scenario_pipeline, "e": scenario_flood}
+             "d": scenario_pipeline, "e": scenario_flood,
+             "f": lambda _flows: scenario_prefixes_default(1000),
+             "g": lambda _flows: scenario_prefixes_default(100000)}
 SHORT_NAMES = {"a": "one subtable (4,1)", "b": "13 subtables (4,2)", "c": "NORMAL (5,0)",
-               "d": "2-table pipeline (4,3)", "e": "mask flood"}
+               "d": "2-table pipeline (4,3)", "e": "mask flood",
+               "f": "(b), defaults, 1k flows", "g": "(b), defaults, 100k flows"}
 
 
 def flood_phase(bench, phase):
@@ -567,7 +600,7 @@ def main():
     ap.add_argument("--window", type=float, default=3.0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--flows", type=int, default=1000)
-    ap.add_argument("--scenarios", default="a,b,c,d,e")
+    ap.add_argument("--scenarios", default="a,b,c,d,f,g,e")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
@@ -605,6 +638,7 @@ def main():
                 continue
             pcap, title, rules = SCENARIOS[key](args.flows)
             print(f"p2p: scenario ({key}) {title}", file=sys.stderr)
+            bench.set_emc(key in EMC_DEFAULT)
             bench.set_flows(rules)
             bench.set_traffic(os.path.abspath(os.path.join(args.pcaps, pcap)), serial)
             time.sleep(2)  # upcalls install the megaflows
@@ -636,6 +670,8 @@ def main():
                         statistics.median(w["cycles_per_packet"] for w in good),
                     "subtable_lookups_per_hit":
                         statistics.median(w["subtable_lookups_per_hit"] for w in good),
+                    "megaflow_hit_pct":
+                        statistics.median(w["megaflow_hit_pct"] for w in good),
                     "lookups_in_use": ws[-1]["lookups_in_use"],
                     "windows_used": len(good), "windows": ws,
                 }
@@ -704,12 +740,16 @@ def print_table(results):
 def print_scenario_table(results):
     impls = results["implementations"]
     print("Mpps (median of the windows), cycles/packet, and the ratio of Mpps to generic")
-    print(f"{'scenario':<10}{'lookups/hit':>12}{'testpmd io':>12}"
+    print(f"{'scenario':<10}{'dpcls':>7}{'lookups/hit':>12}{'testpmd io':>12}"
           + "".join(f"{i:>26}" for i in impls))
     for s in results["scenarios"]:
         ceiling = results.get("testpmd_drop_mpps", {}).get(s["pcap"])
         lph = s["results"]["generic"]["subtable_lookups_per_hit"]
-        line = f"({s['key']}){'':<7}{lph:>12.2f}"
+        # The share of packets that reached dpcls (megaflow hits; the rest
+        # hit the EMC), under generic.
+        dpcls = s["results"]["generic"].get("megaflow_hit_pct")
+        line = f"({s['key']}){'':<7}" + (f"{dpcls:>6.0f}%" if dpcls is not None else f"{'-':>7}")
+        line += f"{lph:>12.2f}"
         line += f"{ceiling:>7.2f} Mpps" if ceiling else f"{'-':>12}"
         for impl in impls:
             if why_not_measured(results, s, impl):

@@ -2,7 +2,7 @@
 # The phy-to-phy forwarding benchmark on OVS-DPDK:
 #
 #   perf/p2p/run.sh [--ovs 3.1|3.5] [p2p.py options: --window S --rounds N
-#                   --flows N --scenarios a,b,c,d]
+#                   --flows N --scenarios a,b,c,d,f,g,e]
 #
 # Builds (or reuses) the patched OVS with DPDK, writes the pcaps, measures
 # dpdk-testpmd's io forwarding of the same traffic (the I/O ceiling), and
