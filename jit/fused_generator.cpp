@@ -102,6 +102,7 @@ GenerateStatus failed(GenerateStatus::Code code, std::string detail) {
 
 struct FusedGenerator::ProbeLabels {
     Label retry, odd, candidate;
+    Label absent;  // where the key is known not to be in the bucket
 };
 
 struct FusedGenerator::SubtableLabels {
@@ -351,9 +352,11 @@ void FusedGenerator::emit_subtable(uint32_t k) {
     mov(r.bucket1.cvt32(), r.h1.cvt32());
     emit_bucket_address(k, r.bucket1);
     emit_probe(r.bucket1, r.c1, l->first);
+    L(l->first.absent);
     rol(r.h1.cvt32(), 16);  // other_hash(h1)
     emit_bucket_address(k, r.bucket2);
     emit_probe(r.bucket2, r.c2, l->second);
+    L(l->second.absent);
     // In neither bucket.  If the first changed meanwhile a writer may have
     // moved the key: cmap_find() reads both stably.
     cmp(r.c1.cvt32(), dword[r.bucket1]);
@@ -368,12 +371,16 @@ void FusedGenerator::emit_subtable(uint32_t k) {
             pause();  // a writer is in the bucket
             jmp(probe->retry, T_NEAR);
             // A hash matched: the first such slot's node, read under the
-            // unchanged counter.
+            // unchanged counter.  A slot keeps its hash when its last node
+            // is removed (cmap_replace__()): a null node is "not in this
+            // bucket", as cmap_find_in_bucket() returns it.
             L(probe->candidate);
             tzcnt(r.lanes.cvt32(), r.lanes.cvt32());  // lane j holds hashes[j - 1]
             mov(r.node, qword[bucket + r.lanes * 8 + kCmapBucketNodes - 8]);
             cmp(counter.cvt32(), dword[bucket]);
             jne(probe->retry, T_NEAR);
+            test(r.node, r.node);
+            jz(probe->absent, T_NEAR);
             jmp(verify, T_NEAR);
         }
         L(l->changed);
@@ -417,7 +424,9 @@ void FusedGenerator::emit_bucket_address(uint32_t k, const Reg64& bucket) {
 // cmap_find_in_bucket() of ymm1's hash in `bucket`, between two reads of its
 // even, unchanged counter: falls through when the hash is not there (with
 // `counter` as read), jumps to labels.candidate with the matching lanes in
-// kProbe.lanes.  Clobbers ymm2, kProbe.lanes.
+// kProbe.lanes (the candidate code goes on at labels.absent, which the
+// caller binds after this, when the slot's node is null).  Clobbers ymm2,
+// kProbe.lanes.
 void FusedGenerator::emit_probe(const Reg64& bucket, const Reg64& counter, ProbeLabels& labels) {
     L(labels.retry);
     mov(counter.cvt32(), dword[bucket]);
