@@ -9,7 +9,9 @@
 //   remove   a live rule, or a rule removed before (must be refused);
 //   sort     sort_subtables(), then the JIT's queue is drained and the
 //            subtables re-probed, so that compiled code runs (tier 1, later
-//            tier 2);
+//            tier 2), and the classifier's fused lookup asked for again
+//            (jit_fused: the top subtables in one function, once they run
+//            tier-2 code for one packet map);
 //   prio     set_priority() of an entry to 0-255, or to a bad value (must be
 //            refused and change nothing);
 //   reprobe  every subtable re-probed;
@@ -62,7 +64,7 @@ struct Fixture {
 // a subtable running jit_avx2 (or never refused a duplicate) says so.
 struct Tally {
     uint64_t inputs = 0, ops = 0, keys = 0, hits = 0, overlaps = 0, invalid = 0;
-    uint64_t duplicates = 0, bad_removes = 0, bad_prios = 0;
+    uint64_t duplicates = 0, bad_removes = 0, bad_prios = 0, fused_bursts = 0;
     std::map<std::string, uint64_t> served;  // subtable lookups per implementation
 };
 Tally& tally() {
@@ -75,13 +77,13 @@ void print_tally() {
     std::fprintf(stderr,
                  "classifier_fuzz: %llu inputs, %llu operations; %llu keys looked up "
                  "(%llu hits, %llu matching several subtables, %llu invalid); refused "
-                 "%llu duplicates, %llu bad removes, %llu bad priorities; subtable "
-                 "lookups by",
+                 "%llu duplicates, %llu bad removes, %llu bad priorities; %llu bursts through a "
+                 "jit_fused lookup; subtable lookups by",
                  (unsigned long long)t.inputs, (unsigned long long)t.ops,
                  (unsigned long long)t.keys, (unsigned long long)t.hits,
                  (unsigned long long)t.overlaps, (unsigned long long)t.invalid,
                  (unsigned long long)t.duplicates, (unsigned long long)t.bad_removes,
-                 (unsigned long long)t.bad_prios);
+                 (unsigned long long)t.bad_prios, (unsigned long long)t.fused_bursts);
     for (const auto& [name, n] : t.served) {
         std::fprintf(stderr, " %s %llu", name.c_str(), (unsigned long long)n);
     }
@@ -101,10 +103,21 @@ Fixture& fixture() {
     std::abort();
 }
 
+// jit_fused where the JIT is built: the classifier's top subtables in one
+// generated lookup once they run tier-2 code for one packet map.
+FusedProvider* fused_provider([[maybe_unused]] Fixture& f) {
+#if OVSCLS_WITH_JIT
+    return &f.lookups.engine.fused();
+#else
+    return nullptr;
+#endif
+}
+
 // One input's classifier, its reference and the rules both hold.
 class Run {
   public:
-    Run(Fixture& f, Gen& g) : f_(f), g_(g), cls_(std::make_unique<Classifier>(f.registry)) {
+    Run(Fixture& f, Gen& g)
+        : f_(f), g_(g), cls_(std::make_unique<Classifier>(f.registry, fused_provider(f))) {
         const uint32_t n_masks = 1 + g.below(8);
         for (uint32_t m = 0; m < n_masks; m++) {
             // Mostly narrow masks, as megaflows are; sometimes a wide one.
@@ -241,6 +254,8 @@ class Run {
 #if OVSCLS_WITH_JIT
         f_.lookups.engine.drain();
         cls_->reprobe();
+        f_.lookups.engine.drain();
+        cls_->refresh_fused();  // fused code compiled for this ranking
 #endif
     }
 
@@ -296,6 +311,9 @@ class Run {
 
         dpcls_rule* got[kMaxBurst];
         int num_lookups = -1;
+        if (cls_->fused_subtables()) {
+            tally().fused_bursts++;
+        }
         const bool all_found = cls_->lookup(ptrs, cnt, got, &num_lookups);
 
         bool want_all = true;
