@@ -56,8 +56,10 @@ def main(path, out):
                        fontsize=8)
     ax.set_ylabel("Mpps (median, min-max)")
     huge = "hugepages" if res.get("hugepages") else "no hugepages (--no-huge)"
-    ax.set_title(f"OVS-DPDK phy-to-phy, EMC and SMC off, {res['flows']} flows, {huge}",
-                 fontsize=10)
+    emc = "EMC and SMC off"
+    if any(s["key"] in ("f", "g") for s in scenarios):
+        emc = "SMC off, EMC off but in (f), (g) (OVS's default)"
+    ax.set_title(f"OVS-DPDK phy-to-phy, {emc}, {res['flows']} flows, {huge}", fontsize=10)
     ax.legend(fontsize=8, ncol=len(impls) + 1, loc="upper center")
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
