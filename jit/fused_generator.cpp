@@ -3,14 +3,11 @@
 #include <algorithm>
 #include <bit>
 #include <cstddef>
-#include <initializer_list>
 #include <new>
 #include <tuple>
 
 #include "jit/lookup_shape.hpp"
 #include "jit/ovs_emit.hpp"
-
-extern "C" const struct cmap_node* cmap_find(const struct cmap* cmap, uint32_t hash);
 
 namespace ovscls::jit {
 namespace {
@@ -45,16 +42,6 @@ struct ProbeRegs {
 constexpr LiveRegs kLive;
 constexpr ProbeRegs kProbe;
 
-constexpr bool distinct(std::initializer_list<Reg64> regs) {
-    for (const Reg64* a = regs.begin(); a != regs.end(); a++) {
-        for (const Reg64* b = a + 1; b != regs.end(); b++) {
-            if (a->getIdx() == b->getIdx()) {
-                return false;
-            }
-        }
-    }
-    return true;
-}
 static_assert(distinct({kLive.keys, kLive.rules, kLive.iter, kLive.found, kLive.index, kLive.key,
                         kProbe.hash, kProbe.value, kProbe.h1, kProbe.bucket1, kProbe.c1,
                         kProbe.lanes, kProbe.c2, kProbe.node, kProbe.scratch}));

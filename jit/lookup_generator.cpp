@@ -9,8 +9,6 @@
 
 #include "jit/ovs_emit.hpp"
 
-extern "C" const struct cmap_node* cmap_find(const struct cmap* cmap, uint32_t hash);
-
 namespace ovscls::jit {
 namespace {
 
@@ -83,24 +81,13 @@ constexpr VerifyRegs kVerify;
 // True when no two of `regs` are one register, and none is callee-saved
 // state (kLive) or rsp.
 constexpr bool distinct_scratch(std::initializer_list<Reg64> regs) {
-    const Reg64 reserved[] = {kLive.subtable, kLive.found, kLive.keys,
-                              kLive.rules,    kLive.iter,  kLive.index};
-    for (const Reg64* a = regs.begin(); a != regs.end(); a++) {
-        if (a->getIdx() == Operand::RSP) {
+    for (const Reg64& a : regs) {
+        if (a.getIdx() == Operand::RSP || !distinct({a, kLive.subtable, kLive.found, kLive.keys,
+                                                     kLive.rules, kLive.iter, kLive.index})) {
             return false;
         }
-        for (const Reg64& r : reserved) {
-            if (a->getIdx() == r.getIdx()) {
-                return false;
-            }
-        }
-        for (const Reg64* b = a + 1; b != regs.end(); b++) {
-            if (a->getIdx() == b->getIdx()) {
-                return false;
-            }
-        }
     }
-    return true;
+    return distinct(regs);
 }
 static_assert(distinct_scratch({}) && distinct_scratch({kLive.subtable}) == false,
               "the check itself");

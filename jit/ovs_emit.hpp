@@ -12,11 +12,29 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
 #include "classifier/layout.hpp"
 #include "classifier/ovs_abi.h"
 
+// OVS's cmap_find() (lib/cmap.h), which generated code calls when a
+// bucket changed under its probe.
+extern "C" const struct cmap_node* cmap_find(const struct cmap* cmap, uint32_t hash);
+
 namespace ovscls::jit::emit {
+
+// True when no two of `regs` are one register: the generators check at
+// compile time that no register has two roles at once.
+constexpr bool distinct(std::initializer_list<Xbyak::Reg64> regs) {
+    for (const Xbyak::Reg64* a = regs.begin(); a != regs.end(); a++) {
+        for (const Xbyak::Reg64* b = a + 1; b != regs.end(); b++) {
+            if (a->getIdx() == b->getIdx()) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
 
 // struct netdev_flow_key, struct dpcls_subtable, struct dpcls_rule.
 inline constexpr uint32_t kKeyMap = OVSCLS_KEY_OFF_MF;
