@@ -64,9 +64,11 @@ size_t FusedLookups::max_subtables() const {
 
 FusedLookup FusedLookups::probe(const dpcls_subtable* const subtables[], size_t n) {
     n = std::min(n, max_subtables());
+    bool serialize;
     {
         std::lock_guard lock(state_->mutex);
         state_->stats.probes++;
+        serialize = state_->serialize;
     }
     if (n < kMinFusedSubtables || !engine_.fused_usable()) {
         return {};
@@ -79,10 +81,7 @@ FusedLookup FusedLookups::probe(const dpcls_subtable* const subtables[], size_t 
     }
     auto spec = std::make_shared<FusedSpec>();
     spec->key_map = *key_map;
-    {
-        std::lock_guard lock(state_->mutex);
-        spec->serialize = state_->serialize;
-    }
+    spec->serialize = serialize;
     for (size_t i = 0; i < n; i++) {
         const Subtable& s = *view(subtables[i]);
         const uint32_t blocks = s.u0_bits + s.u1_bits;
