@@ -317,6 +317,7 @@ int run_table(const Table& t, int reps, int windows, bool broken) {
         s.registry = std::make_unique<LookupRegistry>();
         fill_registry(*s.registry);
         setups.push_back(std::move(s));
+        return &setups.back();
     };
     add("ovs_generic", [](LookupRegistry& r) {
         r.add({"ovs_generic", 1, ovs_generic_probe, nullptr, nullptr});
@@ -332,14 +333,12 @@ int run_table(const Table& t, int reps, int windows, bool broken) {
             &jit::process_engine().fused());
         // Speculation across subtables: the same code with an lfence before
         // each subtable (its own engine, so that the two never share code).
-        Setup serial;
-        serial.name = "fused_lfence";
-        serial.engine = std::make_unique<jit::Engine>();
-        serial.engine->fused().serialize_for_measurement(true);
-        serial.registry = std::make_unique<LookupRegistry>();
-        add_builtin_lookups(*serial.registry, serial.engine.get());
-        serial.fused = &serial.engine->fused();
-        setups.push_back(std::move(serial));
+        auto serial = std::make_unique<jit::Engine>();
+        serial->fused().serialize_for_measurement(true);
+        jit::Engine* e = serial.get();
+        add(
+            "fused_lfence", [e](LookupRegistry& r) { add_builtin_lookups(r, e); }, &e->fused())
+            ->engine = std::move(serial);
     }
     if (broken) {
         add("broken", [](LookupRegistry& r) {
