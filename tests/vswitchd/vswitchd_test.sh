@@ -324,7 +324,7 @@ if [ -z "$jit_lacks" ]; then
     send_fused 5
     check "forwarding without jit_fused: every packet where its rule sends it" expect_tx $p2 $p4
     ovs-appctl dpif-netdev/subtable-lookup-prio-set jit_fused 4 >/dev/null
-    for ((i = 0; i < 20 && $(fused_lines) < 2; i++)); do
+    for ((i = 0; i < 40 && $(fused_lines) < 2; i++)); do
         send_fused 1
         sleep 0.2
     done
