@@ -9,7 +9,10 @@
 #   --prefix DIR       install into DIR (bin/, sbin/, share/...); the
 #                      configured, built tree stays in DIR/src, so other
 #                      programs can compile against its headers and config.h
-#                      and link DIR/src/lib/.libs/libopenvswitch.a
+#                      and link DIR/src/lib/.libs/libopenvswitch.a.  DIR
+#                      must be new or empty, or made by this script (its
+#                      marker file .ovs-dpcls-plugin-prefix): another
+#                      folder is refused, untouched
 #   --ovs RELEASE      a release line of cmake/ovs-sources.txt, its source
 #                      pinned by sha256: 3.1 (default; Debian 12's
 #                      openvswitch-source 3.1.0) or 3.5 (Debian 13's 3.5.0,
@@ -26,7 +29,7 @@
 #                      implementation, the plugin's included, is checked
 #                      against OVS's generic on every lookup
 #   --plugin-default   the plugin's lookups are the defaults at start-up
-#                      (priorities 3 and 2, above OVS's generic at 1);
+#                      (above OVS's generic at 1; plugin/README.md);
 #                      without it OVS's own defaults stand
 #   --flavour F        a flavour of cmake/ovs-flavours.txt, which has its
 #                      CFLAGS: sse42 (default; CRC32 hashing, OVS's
@@ -116,8 +119,25 @@ if [ -n "$cross" ] && [ "$dpdk" = yes ]; then
     echo "build-ovs.sh: --dpdk is not supported when cross-building for $host" >&2
     exit 2
 fi
+# The prefix is this script's only with its marker: it then removes and
+# rewrites DIR/src and installs over DIR.  A folder with anything in it and
+# no marker (an operator's /usr/local, say) is refused, untouched.
+marker=.ovs-dpcls-plugin-prefix
+if [ -e "$prefix" ] && [ ! -f "$prefix/$marker" ] && [ -n "$(ls -A "$prefix" 2>/dev/null)" ]; then
+    echo "build-ovs.sh: --prefix $prefix is not empty and was not made by build-ovs.sh" >&2
+    echo "  (no $prefix/$marker): refusing to build and install into it; give a new or empty folder" >&2
+    exit 2
+fi
 mkdir -p "$prefix"
 prefix=$(cd "$prefix" && pwd)
+[ -f "$prefix/$marker" ] ||
+    echo "made by patches/build-ovs.sh, which removes and rewrites its src/ and installs over it" \
+        >"$prefix/$marker"
+# Scratch space of this run, removed on every exit.
+scratch_root=$(mktemp -d)
+trap 'rm -rf "$scratch_root"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 jobs=$(nproc)
 log="$prefix/build.log"
 : >"$log"
@@ -212,7 +232,7 @@ candidates=$(ls "$here" | sed -n 's/^series-\([0-9]*\.[0-9]*\)$/\1/p' | awk -v l
 # of the tree; else names the first that does not in $failed_patch.
 series_applies() {
     local scratch p ok=0
-    scratch=$(mktemp -d)
+    scratch=$(mktemp -d "$scratch_root/series.XXXXXX")
     cp -a . "$scratch/t"
     while read -r p; do
         case "$p" in "" | \#*) continue ;; esac

@@ -184,10 +184,21 @@ else
     failed=$((failed + 1))
 fi
 
+# The scripts that run as root refuse what they could not undo and leave
+# no mount or scratch folder behind (deb_install_test.sh --here on a
+# machine with OVS traces, build-ovs.sh --prefix, debian-root.sh's mounts).
+phase "host safety: refusals of deb_install_test.sh --here and build-ovs.sh, debian-root.sh's mounts"
+if tests/host_safety_test.sh; then
+    passed=$((passed + 1))
+else
+    failed=$((failed + 1))
+fi
+
 # Debian 12's own openvswitch source package with the series and the
 # plugin (packages/build-deb.sh, cached), installed over Debian's packages
-# with apt, run with ovs-ctl (both ovs-vswitchd alternatives), taken back
-# to Debian's and purged, the machine compared with before.
+# with apt in a throw-away Debian 12 root, run with ovs-ctl (both
+# ovs-vswitchd alternatives), taken back to Debian's and purged, the root
+# compared with before and the machine checked to be unchanged.
 phase "Debian 12 packages with the plugin: build, install over Debian's, run with ovs-ctl, purge"
 if debs=$(packages/build-deb.sh | tail -1) && tests/deb_install_test.sh "$debs"; then
     passed=$((passed + 1))
