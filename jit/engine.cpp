@@ -737,12 +737,7 @@ void Engine::configure(const JitConfig& config) {
 std::string Engine::configure_from(const char* const keys[], const char* const values[], size_t n,
                                    bool* changed) {
     const JitConfig before = config();
-    JitConfig c = before;
-    const JitConfig defaults;
-    c.enabled = defaults.enabled;
-    c.hot_hits = defaults.hot_hits;
-    c.cache.code_budget_bytes = defaults.cache.code_budget_bytes;
-    c.cache.compiles_per_sec = defaults.cache.compiles_per_sec;
+    JitConfig c = before.with_other_config_defaults(JitConfig{});
     std::string errors;
     for (size_t i = 0; i < n; i++) {
         std::string error;
@@ -830,8 +825,9 @@ std::string Engine::info() const {
     }
     const FusedStats f = fused_->stats();
     out += "\njit_fused: ";
-    out += c.fused_subtables ? "up to " + num(c.fused_subtables) + " subtables of a port"
-                             : std::string("off (dpcls-jit-fused-subtables=0)");
+    out += !c.enabled          ? std::string("off (jit_avx2 is off)")
+           : c.fused_subtables ? "up to " + num(c.fused_subtables) + " subtables of a port"
+                               : std::string("off (dpcls-jit-fused-subtables=0)");
     out += "\n  lookups " + num(f.live) + " (" + num(f.code_bytes) + " code bytes), in use " +
            num(f.in_use) + ", rankings offered " + num(f.probes) + ", ready " + num(f.handed) +
            ", compiles " + num(f.compiles) + " of " + num(f.requests) + " requests, failed " +

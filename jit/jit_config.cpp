@@ -138,6 +138,35 @@ JitConfig JitConfig::from_env(std::string* errors) {
     return c;
 }
 
+JitConfig JitConfig::with_other_config_defaults(const JitConfig& defaults) const {
+    JitConfig c = *this;
+    for (const Key& k : kKeys) {
+        if (!k.other_config) {
+            continue;
+        }
+        switch (k.setting) {
+            case Setting::kEnabled:
+                c.enabled = defaults.enabled;
+                break;
+            case Setting::kHotHits:
+                c.hot_hits = defaults.hot_hits;
+                break;
+            case Setting::kCodeBudget:
+                c.cache.code_budget_bytes = defaults.cache.code_budget_bytes;
+                break;
+            case Setting::kCompilesPerSec:
+                c.cache.compiles_per_sec = defaults.cache.compiles_per_sec;
+                break;
+            case Setting::kFused:
+                c.fused_subtables = defaults.fused_subtables;
+                break;
+            case Setting::kPerfMap:
+                break;  // environment only
+        }
+    }
+    return c;
+}
+
 bool JitConfig::apply(std::string_view key, std::string_view value, std::string* error) {
     for (const Key& k : kKeys) {
         if (k.other_config && key == k.other_config) {

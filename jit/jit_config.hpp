@@ -47,6 +47,13 @@ struct JitConfig {
     // keys are ignored (true).
     bool apply(std::string_view key, std::string_view value, std::string* error);
 
+    // This configuration with every setting that has an other_config key
+    // back at `defaults`' value (the settings from the environment only, the
+    // perf map and the dump folder, kept): what a set of other_config keys
+    // is applied over, so that a key removed from other_config brings back
+    // its default.
+    JitConfig with_other_config_defaults(const JitConfig& defaults) const;
+
     // "on, hot after 64 hits, code budget 16777216 bytes, 1000 compiles/s".
     std::string describe() const;
 };

@@ -919,6 +919,34 @@ TEST_F(JitTest, OtherConfigAppliesLiveAndFailsClosed) {
     EXPECT_TRUE(engine().config().enabled);  // removed from other_config: the default
 }
 
+// Every other_config key, once removed, brings back its default: each is
+// set to a value other than its default, then the keys are removed.
+TEST_F(JitTest, EveryRemovedOtherConfigKeyBringsBackItsDefault) {
+    const jit::JitConfig defaults;
+    const char* keys[] = {"dpcls-jit", "dpcls-jit-hot-hits", "dpcls-jit-code-budget",
+                          "dpcls-jit-compiles-per-sec", "dpcls-jit-fused-subtables"};
+    const char* values[] = {"false", "7", "65536", "3", "2"};
+    EXPECT_EQ(engine().configure_from(keys, values, 5), "");
+    jit::JitConfig c = engine().config();
+    EXPECT_FALSE(c.enabled);
+    EXPECT_EQ(c.hot_hits, 7u);
+    EXPECT_EQ(c.cache.code_budget_bytes, 65536u);
+    EXPECT_EQ(c.cache.compiles_per_sec, 3u);
+    EXPECT_EQ(c.fused_subtables, 2u);
+    // While the JIT is off, jit-show does not promise fused lookups.
+    const std::string shown = engine().info();
+    EXPECT_EQ(shown.find("up to 2 subtables"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("jit_fused: off (jit_avx2 is off)"), std::string::npos) << shown;
+
+    EXPECT_EQ(engine().configure_from(nullptr, nullptr, 0), "");
+    c = engine().config();
+    EXPECT_EQ(c.enabled, defaults.enabled);
+    EXPECT_EQ(c.hot_hits, defaults.hot_hits);
+    EXPECT_EQ(c.cache.code_budget_bytes, defaults.cache.code_budget_bytes);
+    EXPECT_EQ(c.cache.compiles_per_sec, defaults.cache.compiles_per_sec);
+    EXPECT_EQ(c.fused_subtables, defaults.fused_subtables);
+}
+
 // An operator turns the JIT off the way OVS's own boolean settings read.
 TEST_F(JitTest, JitSwitchReadsOnOffWords) {
     for (const char* off : {"0", "off", "OFF", "false", "No"}) {
