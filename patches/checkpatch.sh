@@ -6,7 +6,11 @@
 #   patches/checkpatch.sh [RELEASE...]     default: every series-RELEASE
 #
 # Exits non-zero unless checkpatch.py finds no problem (0 errors, 0
-# warnings) in every patch.
+# warnings) in every patch, and unless each series is consistent with
+# itself: the cover letter is [PATCH 0/N] for its N patches and lists
+# 1/N ... N/N, every patch is [PATCH i/N], and each patch's author (From:)
+# signs it (Signed-off-by), with an address that is no placeholder
+# (.invalid, .example.com, localhost).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
@@ -28,6 +32,36 @@ for release in "${releases[@]}"; do
         checked=$((checked + 1))
         grep -q "no obvious problems found" <<<"$out" || bad=$((bad + 1))
     done <"$here/series-$release"
+    # The series as a whole: numbering, the cover letter's list, signers.
+    if ! out=$(python3 - "$here" "$release" <<'PY'
+import re, sys
+here, release = sys.argv[1:]
+patches = [l.strip() for l in open(f"{here}/series-{release}") if l.strip() and not l.startswith("#")]
+n, errors = len(patches), []
+cover = open(f"{here}/{release}/0000-cover-letter.patch").read()
+if f"[PATCH 0/{n}]" not in cover:
+    errors.append(f"the cover letter is not [PATCH 0/{n}]")
+listed = re.findall(r"^  (\d+)/(\d+)  ", cover, re.M)
+if listed != [(str(i), str(n)) for i in range(1, n + 1)]:
+    errors.append(f"the cover letter lists {['/'.join(x) for x in listed]}, not 1/{n} ... {n}/{n}")
+for i, p in enumerate(patches, 1):
+    text = open(f"{here}/{p}").read()
+    head = text.split("\n\n", 1)[0]
+    author = re.search(r"^From: (.*)$", head, re.M)
+    if f"[PATCH {i}/{n}]" not in head:
+        errors.append(f"{p}: not [PATCH {i}/{n}]")
+    if not author or f"Signed-off-by: {author.group(1)}" not in text:
+        errors.append(f"{p}: its author does not sign it")
+    elif re.search(r"@[^>]*\.(invalid|example\.com)>|@localhost>", author.group(1)):
+        errors.append(f"{p}: a placeholder address: {author.group(1)}")
+print("\n".join(errors) if errors else f"{n} patches, numbered, listed by the cover letter, signed by their author")
+sys.exit(1 if errors else 0)
+PY
+    ); then
+        bad=$((bad + 1))
+    fi
+    echo "series-$release as a whole:"
+    sed 's/^/    /' <<<"$out"
     rm -rf "$tree"
 done
 echo "checkpatch.sh: $checked patches checked, $bad with errors or warnings"

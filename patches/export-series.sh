@@ -12,15 +12,45 @@
 # To change a patch: apply the series to such a tree (git am), change,
 # commit (git rebase -i), export, and do the same for each release line
 # (the 3.5 series differs from 3.1's only where the trees differ: NEWS).
+#
+# Whoever exports signs: each patch's author (From:) and Signed-off-by are
+# the exporter's git identity (git config user.name and user.email, as
+# `git commit -s` takes them, read in this project's folder), whoever
+# committed the series in GIT_TREE; the script refuses to export without one.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tree=${1:?usage: export-series.sh GIT_TREE BASE RELEASE}
 base=${2:?usage: export-series.sh GIT_TREE BASE RELEASE}
 release=${3:?usage: export-series.sh GIT_TREE BASE RELEASE}
+name=$(git -C "$here" config user.name || true)
+email=$(git -C "$here" config user.email || true)
+if [ -z "$name" ] || [ -z "$email" ]; then
+    echo "export-series.sh: no git identity (git config user.name and user.email): who signs the series?" >&2
+    exit 2
+fi
 out=$here/$release
 rm -rf "$out"
 mkdir -p "$out"
 git -C "$tree" format-patch -q --cover-letter -o "$out" "$base..HEAD"
+# The exporter as author and signer of every patch (a folded From: header
+# included), one Signed-off-by each.
+python3 - "$name <$email>" "$out"/*.patch <<'PY'
+import re, sys
+who, paths = sys.argv[1], sys.argv[2:]
+for path in paths:
+    head, sep, body = open(path).read().partition("\n\n")
+    head = re.sub(r"^From: .*(\n[ \t].*)*$", "From: " + who, head, count=1, flags=re.M)
+    if "/0000-cover-letter.patch" not in path:
+        lines = [l for l in body.split("\n") if not l.startswith("Signed-off-by: ")]
+        cut = lines.index("---")
+        while cut > 0 and lines[cut - 1] == "":
+            cut -= 1
+            del lines[cut]
+        trailer = cut > 0 and re.match(r"^[A-Z][A-Za-z-]*: ", lines[cut - 1])
+        lines[cut:cut] = ([] if trailer else [""]) + ["Signed-off-by: " + who]
+        body = "\n".join(lines)
+    open(path, "w").write(head + sep + body)
+PY
 # The cover letter's subject is the first line of cover-letter.txt, its
 # blurb the rest (@RELEASE@ replaced).
 python3 - "$out/0000-cover-letter.patch" "$here/cover-letter.txt" "$release" <<'PY'
