@@ -38,18 +38,19 @@ import re, sys
 here, release = sys.argv[1:]
 patches = [l.strip() for l in open(f"{here}/series-{release}") if l.strip() and not l.startswith("#")]
 n, errors = len(patches), []
+w = len(str(n))  # git format-patch pads the numbers to n's width
 cover = open(f"{here}/{release}/0000-cover-letter.patch").read()
-if f"[PATCH 0/{n}]" not in cover:
-    errors.append(f"the cover letter is not [PATCH 0/{n}]")
-listed = re.findall(r"^  (\d+)/(\d+)  ", cover, re.M)
+if f"[PATCH {0:0{w}d}/{n}]" not in cover:
+    errors.append(f"the cover letter is not [PATCH {0:0{w}d}/{n}]")
+listed = re.findall(r"^ {1,2}(\d+)/(\d+)  ", cover, re.M)
 if listed != [(str(i), str(n)) for i in range(1, n + 1)]:
     errors.append(f"the cover letter lists {['/'.join(x) for x in listed]}, not 1/{n} ... {n}/{n}")
 for i, p in enumerate(patches, 1):
     text = open(f"{here}/{p}").read()
     head = text.split("\n\n", 1)[0]
     author = re.search(r"^From: (.*)$", head, re.M)
-    if f"[PATCH {i}/{n}]" not in head:
-        errors.append(f"{p}: not [PATCH {i}/{n}]")
+    if f"[PATCH {i:0{w}d}/{n}]" not in head:
+        errors.append(f"{p}: not [PATCH {i:0{w}d}/{n}]")
     if not author or f"Signed-off-by: {author.group(1)}" not in text:
         errors.append(f"{p}: its author does not sign it")
     elif re.search(r"@[^>]*\.(invalid|example\.com)>|@localhost>", author.group(1)):

@@ -14,10 +14,16 @@
 #      megaflows"), chosen by name from the release's own testsuite (tests
 #      1041-1079, 1154 and 1269-1296 of 3.1.0), with OVS's RECHECK=yes,
 #      printing the summary lines of the first pass and of any recheck;
+#      In the autovalidator build it keeps the tests' folders and sums the
+#      counts each test's ovs-vswitchd logs at exit (series patch 9): the
+#      lookups it checked per implementation, and the mismatches (0, or the
+#      suite fails);
 #   3. runs vswitchd_test.sh (two PMD threads, tiering, the JIT's other_config
 #      and jit-show, prio-set under traffic) and, unless --no-flood,
 #      flood_test.sh (a 2500-mask megaflow flood with legitimate traffic
-#      flowing) against the plugin-default build.
+#      flowing) against the plugin-default build, and autovalidator_test.sh
+#      (jit_avx2's code and jit_fused's lookups checked by the
+#      autovalidator) against the autovalidator build.
 # Prints "N passed, N failed" over the suites' results.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -64,8 +70,12 @@ for config in plugin-default autovalidator; do
     # Both passes' summaries are printed, so a test that passed only on the
     # recheck stays visible.  autotest ends a pass with "All N tests were
     # successful." or "ERROR: All N tests were run, / M failed unexpectedly."
+    # With the autovalidator, the tests' folders are kept (-d), for the
+    # counts each test's ovs-vswitchd logs at exit.
+    debug=""
+    [ "$config" = autovalidator ] && debug=-d
     # shellcheck disable=SC2086 # the test ranges are separate words
-    make -C "$prefix/src" -j"$(nproc)" check TESTSUITEFLAGS="-j$(nproc) $suites" \
+    make -C "$prefix/src" -j"$(nproc)" check TESTSUITEFLAGS="$debug -j$(nproc) $suites" \
         RECHECK=yes >"$log" 2>&1
     grep -E 'successful|tests were run|failed unexpectedly|tests were skipped|^ *[0-9]+: .*\.at:[0-9]+' "$log" |
         sed 's/^/    /'
@@ -76,13 +86,30 @@ for config in plugin-default autovalidator; do
         failed=$((failed + 1))
         echo "    (see $prefix/src/tests/testsuite.log)"
     fi
+    if [ "$config" = autovalidator ]; then
+        # What the autovalidator checked, per implementation, summed over
+        # the tests' ovs-vswitchd logs (series patch 9 logs it at exit).
+        counts=$(cat "$prefix"/src/tests/testsuite.dir/*/ovs-vswitchd.log 2>/dev/null | sed -n \
+            "s/.*|dpif_lookup_autovalidator|INFO|checked '\([^']*\)': \([0-9]*\) \([a-z]*\) lookups against generic, \([0-9]*\) mismatches/\1 \3 \2 \4/p" |
+            awk '{ c[$1 " " $2] += $3; m[$1 " " $2] += $4 }
+                 END { for (k in c) printf "%s lookups: %d checked, %d mismatches\n", k, c[k], m[k] }' | sort)
+        echo "    autovalidator, over the testsuite's ovs-vswitchd logs:"
+        sed 's/^/      /' <<<"${counts:-nothing checked}"
+        if [ -n "$counts" ] && ! grep -qv ' 0 mismatches$' <<<"$counts"; then
+            passed=$((passed + 1))
+        else
+            failed=$((failed + 1))
+            echo "    the autovalidator found mismatches, or logged no counts"
+        fi
+    fi
 done
 
-prefix=${prefixes[plugin-default]:-}
-tests=(vswitchd_test)
-[ "$flood" = yes ] && tests+=(flood_test)
-for test in "${tests[@]}"; do
-    echo "=== project tests of the patched ovs-vswitchd (OVS $release): $test"
+tests=(plugin-default:vswitchd_test autovalidator:autovalidator_test)
+[ "$flood" = yes ] && tests+=(plugin-default:flood_test)
+for config_test in "${tests[@]}"; do
+    test=${config_test#*:}
+    prefix=${prefixes[${config_test%%:*}]:-}
+    echo "=== project tests of the patched ovs-vswitchd (OVS $release, ${config_test%%:*}): $test"
     if [ -n "$prefix" ] && tests/vswitchd/$test.sh "$prefix"; then
         passed=$((passed + 1))
     else

@@ -318,6 +318,22 @@ if [ -z "$jit_lacks" ]; then
     check "jit_fused: both PMD threads' p1 classifiers run a fused lookup (subtable-show)" fused_on_both
     jit_show=$(ovs-appctl dpif-netdev/jit-show)
     check "jit-show: jit_fused lookups in use" grep -Eq 'lookups [1-9][0-9]* \([0-9]+ code bytes\), in use [1-9]' <<<"$jit_show"
+    # A ranking that offers the same subtables keeps the fused lookup
+    # (series 11): over several rankings of steady traffic, the fused maker
+    # is asked again far less often than once per ranking, as it was.
+    offered() { ovs-appctl dpif-netdev/jit-show | sed -n 's/.*rankings offered \([0-9]*\),.*/\1/p'; }
+    rankings() { ovs-appctl dpif-netdev/jit-show | sed -n 's/.*ranking call median.*(\([0-9]*\) calls,.*/\1/p'; }
+    send_fused 10
+    offered_before=$(offered)
+    rankings_before=$(rankings)
+    for ((i = 0; i < 30 && $(rankings) - rankings_before < 6; i++)); do
+        send_fused 1
+        sleep 0.2
+    done
+    offered_delta=$(($(offered) - offered_before))
+    rankings_delta=$(($(rankings) - rankings_before))
+    check "a steady ranking keeps the fused lookup: asked again $offered_delta times in $rankings_delta rankings" \
+        test "$rankings_delta" -ge 4 -a $((offered_delta * 2)) -le "$rankings_delta"
     check "forwarding through jit_fused: every packet where its rule sends it" expect_tx $p2 $p4
     ovs-appctl dpif-netdev/subtable-lookup-prio-set jit_fused 0 >/dev/null
     check "prio-set jit_fused 0: no classifier runs a fused lookup" fused_off

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The plugin's lookups under OVS's autovalidator, end to end:
+#
+#   tests/vswitchd/autovalidator_test.sh OVS_PREFIX
+#
+# OVS_PREFIX is a patches/build-ovs.sh --autovalidator install (the
+# plugin's lookups at priority 0, the autovalidator above everything).
+# With series patch 9, the autovalidator runs and checks against OVS's
+# generic, on every lookup, what each implementation would run: jit_avx2's
+# code once a subtable is hot, and jit_fused's fused lookups over a port's
+# top subtables.  Starts a private ovs-vswitchd with two PMD threads, sends
+# UDP packets that two subtables of one miniflow map serve until both PMD
+# threads' subtables run jit_avx2 code and a fused lookup (jit-show,
+# subtable-show), checks the forwarding, stops the switch the graceful way
+# (ovs-appctl exit), and reads the autovalidator's counts from its log:
+# jit_avx2's subtable lookups and jit_fused's fused lookups checked (> 0),
+# and 0 mismatches for every implementation.  On a CPU without what
+# jit_avx2 needs, it says so and checks the portable lookups only.  Prints
+# "N passed, N failed".
+set -uo pipefail
+
+prefix=${1:?usage: autovalidator_test.sh OVS_PREFIX}
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
+use_ovs_prefix "$prefix" autovalidator-test
+
+cc -O2 -Wall -Werror -I"$here/.." -o "$work/cpu_has" "$here/../cpu_has.c" || exit 1
+cpu=" $("$work/cpu_has") "
+jit_lacks=$(cpu_lacks avx2 bmi1 bmi2 popcnt sse42)
+echo "# CPU:$cpu"
+
+start_ovsdb
+ovs-vsctl --no-wait set Open_vSwitch . other_config:pmd-cpu-mask=0x6 \
+    other_config:pmd-rxq-assign=roundrobin other_config:dpcls-jit-hot-hits=2
+"$prefix/sbin/ovs-vswitchd" --enable-dummy --disable-system --disable-system-route \
+    --dummy-numa 0,0,0 --detach --no-chdir --pidfile --log-file 2>"$work/ovs-vswitchd.stderr"
+ovs-vsctl add-br br0 -- set bridge br0 datapath-type=dummy fail-mode=secure \
+    -- add-port br0 p1 -- set interface p1 type=dummy-pmd ofport_request=1 options:n_rxq=2 \
+    -- add-port br0 p2 -- set interface p2 type=dummy-pmd ofport_request=2 \
+    -- add-port br0 p4 -- set interface p4 type=dummy ofport_request=4
+# Two subtables for UDP packets (one miniflow map): by tp_dst, by nw_dst/16.
+ovs-ofctl add-flows br0 - <<'FLOWS'
+priority=200,in_port=1,udp,tp_dst=53,actions=output:2
+priority=100,in_port=1,ip,nw_dst=10.1.0.0/16,actions=output:4
+priority=0,actions=drop
+FLOWS
+check "the autovalidator is the best implementation (info-get)" \
+    grep -Eq '  autovalidator \(Use count: [0-9]+, Priority: 255\)' \
+    <<<"$(ovs-appctl dpif-netdev/subtable-lookup-info-get)"
+
+udp53='in_port(1),eth(src=52:54:00:00:00:01,dst=52:54:00:00:00:02),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.5.5.5,proto=17,tos=0,ttl=64,frag=no),udp(src=999,dst=53)'
+net1='in_port(1),eth(src=52:54:00:00:00:01,dst=52:54:00:00:00:02),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.1.2.3,proto=17,tos=0,ttl=64,frag=no),udp(src=999,dst=4000)'
+p2=0
+p4=0
+send() {  # send ROUNDS: per round and rx queue 2 udp53 (to p2) and 1 net1 (to p4)
+    local round qid
+    for ((round = 0; round < $1; round++)); do
+        for qid in 0 1; do
+            ovs-appctl netdev-dummy/receive p1 --qid $qid "$udp53" "$udp53" "$net1" >/dev/null
+        done
+        p2=$((p2 + 4))
+        p4=$((p4 + 2))
+    done
+}
+fused_lines() { ovs-appctl dpif-netdev/subtable-show --limit 0 | grep -c '^    the first [0-9]* fused: lookup jit_fused'; }
+compiles() { ovs-appctl dpif-netdev/jit-show | sed -n 's/.*compiles \([0-9]*\) (not on.*/\1/p'; }
+
+send 5
+check "forwarding under the autovalidator" expect_tx $p2 $p4
+if [ -z "$jit_lacks" ]; then
+    for ((i = 0; i < 60 && $(fused_lines) < 2; i++)); do
+        send 1
+        sleep 0.2
+    done
+    echo "# after $i rounds: $(fused_lines) fused lookups, $(compiles) jit_avx2 compiles"
+    check "jit_avx2 compiled code for the hot subtables although the autovalidator is the best" \
+        test "$(compiles)" -gt 0
+    check "jit_fused: both PMD threads' p1 classifiers run a fused lookup (subtable-show)" \
+        test "$(fused_lines)" -ge 2
+    send 20
+    check "forwarding through the validated jit_avx2 and jit_fused lookups" expect_tx $p2 $p4
+else
+    echo "not checked: jit_avx2 and jit_fused under the autovalidator: the CPU lacks $jit_lacks"
+    send 20
+    check "forwarding" expect_tx $p2 $p4
+fi
+
+# The counts, logged at exit.
+ovs-appctl exit >/dev/null 2>&1
+for ((i = 0; i < 50; i++)); do
+    [ -e "$work/ovs-vswitchd.pid" ] || break
+    sleep 0.1
+done
+counts=$(sed -n 's/^.*|dpif_lookup_autovalidator|INFO|checked //p' "$work/ovs-vswitchd.log")
+echo "$counts" | sed 's/^/# checked /'
+checked() {  # checked NAME KIND: the number of KIND lookups of NAME checked
+    sed -n "s/^'$1': \([0-9]*\) $2 lookups against generic.*/\1/p" <<<"$counts"
+}
+check "the autovalidator logged its counts at exit" test -n "$counts"
+check "every checked implementation: 0 mismatches" \
+    bash -c "! grep -v ', 0 mismatches\$' <<<\"\$1\" | grep -q ." _ "$counts"
+check "no mismatch was logged" \
+    bash -c "! grep -q 'dpif_lookup_autovalidator|ERR|' '$work/ovs-vswitchd.log'"
+check "runtime's subtable lookups checked: $(checked runtime subtable)" \
+    test "$(checked runtime subtable)" -gt 0
+if [ -z "$jit_lacks" ]; then
+    check "jit_avx2's subtable lookups checked: $(checked jit_avx2 subtable)" \
+        test "$(checked jit_avx2 subtable)" -gt 0
+    check "jit_fused's fused lookups checked: $(checked jit_fused fused)" \
+        test "$(checked jit_fused fused)" -gt 0
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
