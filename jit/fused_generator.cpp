@@ -427,15 +427,21 @@ void FusedGenerator::emit_probe(const Reg64& bucket, const Reg64& counter, Probe
     jne(labels.retry, T_NEAR);
 }
 
-// hit_cnt += hits[k] per subtable (OVS's plain, racy add); *missed, *lookups;
-// returns found.  Restores the callee-saved registers; clears the upper
-// halves of the ymm registers.
+// hit_cnt += hits[k] per subtable that had hits (OVS's plain, racy add; a
+// subtable without hits in the burst is not written, so that its line stays
+// clean in the other cores' caches); *missed, *lookups; returns found.
+// Restores the callee-saved registers; clears the upper halves of the ymm
+// registers.
 void FusedGenerator::emit_epilogue() {
     L(epilogue_);
     for (uint32_t k = 0; k < spec_.subtables.size(); k++) {
+        Xbyak::Label no_hits;
         mov(eax, dword[rsp + kFrameHits + 4 * k]);
+        test(eax, eax);
+        jz(no_hits);
         mov(rcx, reinterpret_cast<uint64_t>(spec_.subtables[k].subtable));
         add(dword[rcx + kSubtableHits], eax);
+        L(no_hits);
     }
     // missed = the burst less the found and the deferred keys.
     mov(eax, kLive.found.cvt32());
