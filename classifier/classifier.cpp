@@ -264,11 +264,42 @@ void Classifier::unpublish_fused() {
                       const_cast<FusedBinding*>(old));
 }
 
-void Classifier::publish_ranking() {
-    // First the old binding goes: a reader that still finds it also finds
-    // the old pvector impl, or a newer one that does not match it.
-    unpublish_fused();
+// The provider's offer for `impl`: its first subtables (as many as the
+// provider takes) and their lookup functions.
+std::vector<std::pair<const dpcls_subtable*, ovsb_lookup_func>> Classifier::offer(
+    const PvectorImpl* impl) const {
+    const size_t n =
+        std::min(fused_provider_->max_subtables(), impl->size.load(std::memory_order_relaxed));
+    std::vector<std::pair<const dpcls_subtable*, ovsb_lookup_func>> out(n);
+    for (size_t i = 0; i < n; i++) {
+        const auto* subtable = static_cast<const dpcls_subtable*>(impl->vector[i].ptr);
+        out[i] = {subtable, view(subtable)->lookup_func.load(std::memory_order_relaxed)};
+    }
+    return out;
+}
+
+// Publishes the pending ranking.  The fused lookup serves one ranking: it
+// moves to the new one when that offers the provider the same subtables
+// with the same functions, else it is unpublished and asked for anew
+// (`ask_again`: always, e.g. after a priority change).  A reader that finds
+// the new ranking before the binding moves runs the loop alone; the old
+// ranking is freed only after a grace period, which cannot end before this
+// writer quiesces.
+void Classifier::publish_ranking(bool ask_again) {
+    const FusedBinding* old = fused_.load(std::memory_order_relaxed);
     ovsb_pvector_publish(reinterpret_cast<pvector*>(subtables_));
+    const PvectorImpl* impl = subtables_->impl.load(std::memory_order_relaxed);
+    if (old && !ask_again && old->offered == offer(impl)) {
+        if (old->ranking != impl) {
+            auto* moved = new FusedBinding(*old);
+            moved->ranking = impl;
+            fused_.store(moved, std::memory_order_release);
+            ovsb_rcu_postpone([](void* p) { delete static_cast<FusedBinding*>(p); },
+                              const_cast<FusedBinding*>(old));
+        }
+        return;
+    }
+    unpublish_fused();
     if (fused_provider_) {
         probe_fused();
     }
@@ -276,19 +307,18 @@ void Classifier::publish_ranking() {
 
 void Classifier::probe_fused() {
     const uint64_t ready = fused_provider_->ready_count();
-    const size_t max = fused_provider_->max_subtables();
     const PvectorImpl* impl = subtables_->impl.load(std::memory_order_relaxed);
-    const size_t n = std::min(max, impl->size.load(std::memory_order_relaxed));
+    auto offered = offer(impl);
     FusedLookup lookup;
-    if (n) {
-        std::vector<const dpcls_subtable*> top(n);
-        for (size_t i = 0; i < n; i++) {
-            top[i] = static_cast<const dpcls_subtable*>(impl->vector[i].ptr);
+    if (!offered.empty()) {
+        std::vector<const dpcls_subtable*> top(offered.size());
+        for (size_t i = 0; i < offered.size(); i++) {
+            top[i] = offered[i].first;
         }
-        lookup = fused_provider_->probe(top.data(), n);
+        lookup = fused_provider_->probe(top.data(), top.size());
     }
     if (lookup.fn) {
-        fused_.store(new FusedBinding{lookup, impl}, std::memory_order_release);
+        fused_.store(new FusedBinding{lookup, impl, std::move(offered)}, std::memory_order_release);
     }
     fused_asked_at_.store(ready, std::memory_order_relaxed);
 }
@@ -325,7 +355,7 @@ uint32_t Classifier::reprobe() {
               std::atomic_ref<uint32_t>(state.subtable->hit_cnt).load(std::memory_order_relaxed));
         changed += old != state.subtable->lookup_func.load(std::memory_order_relaxed);
     }
-    publish_ranking();  // the fused lookup may have been switched off or on
+    publish_ranking(true);  // the fused lookup may have been switched off or on
     return changed;
 }
 

@@ -30,6 +30,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "classifier/fused.hpp"
@@ -111,18 +112,27 @@ class Classifier final : private PriorityListener {
     void destroy_subtable(Subtable* subtable);
     // False when no entry accepts (the subtable keeps its function, if any).
     bool probe(SubtableState& state, uint32_t hits);
-    // Publishes the pvector's pending changes.  The fused lookup bound to
-    // the old ranking is unpublished first; then the provider is asked for
-    // one bound to the new ranking.
-    void publish_ranking();
+    // Publishes the pvector's pending changes.  The fused lookup moves to
+    // the new ranking when that offers the provider the same subtables and
+    // functions (unless `ask_again`); else it is unpublished and the
+    // provider asked for one bound to the new ranking.  Under writer_.
+    void publish_ranking(bool ask_again = false);
     void unpublish_fused();
     void probe_fused();  // under writer_
+    // The provider's offer for a ranking: its first subtables (as many as
+    // the provider takes) with their lookup functions.  Under writer_.
+    std::vector<std::pair<const dpcls_subtable*, ovsb_lookup_func>> offer(
+        const PvectorImpl* impl) const;
 
     // What readers find in fused_: a fused lookup and the ranking (the
     // published pvector impl) it was made for.
     struct FusedBinding {
         FusedLookup lookup;
         const PvectorImpl* ranking;
+        // What the provider was offered: the ranking's first subtables and
+        // their lookup functions.  A ranking that offers the same again
+        // keeps the lookup (publish_ranking(), as OVS's series patch 11).
+        std::vector<std::pair<const dpcls_subtable*, ovsb_lookup_func>> offered;
     };
 
     LookupRegistry& registry_;

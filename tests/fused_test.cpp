@@ -263,6 +263,39 @@ TEST(Fused, AnswersAsOvsLoopInRankOrder) {
     EXPECT_EQ(f.engine.stats().cache.compiles_off_compiler, 0u);
 }
 
+// A ranking that offers the provider the same subtables with the same
+// functions keeps the fused lookup, as OVS's dpcls_publish_ranking() does
+// with series patch 11: rankings without traffic (every priority drops to
+// 0, the sort keeps the order) neither drop it nor ask the provider again;
+// a priority change (reprobe) asks again.
+TEST(Fused, SteadyRankingKeepsTheFusedLookup) {
+    const Availability jit = jit_avx2_availability();
+    if (!jit.available) {
+        GTEST_SKIP() << "not checked: jit_fused (" << jit.why << ")";
+    }
+    Gen g(16);
+    Fixture f(g);
+    settle(f, g, 0);
+    const uint32_t fused = f.cls->fused_subtables();
+    ASSERT_GT(fused, 0u) << "no fused lookup formed";
+    auto order = [&] {
+        std::vector<const dpcls_subtable*> out;
+        for (const auto& st : f.cls->subtables()) out.push_back(st.subtable);
+        return out;
+    };
+    const auto before = order();
+    const uint64_t offered = f.engine.fused().stats().probes;
+    for (int i = 0; i < 3; i++) {
+        f.cls->sort_subtables();
+        ovsb_rcu_quiesce();
+    }
+    ASSERT_EQ(order(), before) << "the rankings changed the order: nothing to check";
+    EXPECT_EQ(f.engine.fused().stats().probes, offered) << "the provider was asked again";
+    EXPECT_EQ(f.cls->fused_subtables(), fused);
+    f.cls->reprobe();
+    EXPECT_EQ(f.engine.fused().stats().probes, offered + 1) << "reprobe asks again";
+}
+
 // The worked example of fused_generator.hpp: subtables over one map whose
 // masks differ in one block start from the first one's state before it.
 TEST(Fused, HashSharingPlan) {
