@@ -10,7 +10,8 @@
 # itself: the cover letter is [PATCH 0/N] for its N patches and lists
 # 1/N ... N/N, every patch is [PATCH i/N], and each patch's author (From:)
 # signs it (Signed-off-by), with an address that is no placeholder
-# (.invalid, .example.com, localhost).
+# (.invalid, .example.com, localhost), and the cover letter's shortlog
+# names those authors and no one else.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
@@ -37,7 +38,7 @@ for release in "${releases[@]}"; do
 import re, sys
 here, release = sys.argv[1:]
 patches = [l.strip() for l in open(f"{here}/series-{release}") if l.strip() and not l.startswith("#")]
-n, errors = len(patches), []
+n, errors, authors = len(patches), [], set()
 w = len(str(n))  # git format-patch pads the numbers to n's width
 cover = open(f"{here}/{release}/0000-cover-letter.patch").read()
 if f"[PATCH {0:0{w}d}/{n}]" not in cover:
@@ -55,6 +56,12 @@ for i, p in enumerate(patches, 1):
         errors.append(f"{p}: its author does not sign it")
     elif re.search(r"@[^>]*\.(invalid|example\.com)>|@localhost>", author.group(1)):
         errors.append(f"{p}: a placeholder address: {author.group(1)}")
+    else:
+        authors.add(author.group(1).split(" <")[0])
+# The cover letter's shortlog ("Name (count):") names the patches' authors.
+shortlog = dict(re.findall(r"^(\S.*) \((\d+)\):$", cover, re.M))
+if set(shortlog) != authors or sum(map(int, shortlog.values())) != n:
+    errors.append(f"the cover letter's shortlog names {shortlog}, the patches' authors are {sorted(authors)}")
 print("\n".join(errors) if errors else f"{n} patches, numbered, listed by the cover letter, signed by their author")
 sys.exit(1 if errors else 0)
 PY

@@ -33,14 +33,25 @@ rm -rf "$out"
 mkdir -p "$out"
 git -C "$tree" format-patch -q --cover-letter -o "$out" "$base..HEAD"
 # The exporter as author and signer of every patch (a folded From: header
-# included), one Signed-off-by each.
+# included), one Signed-off-by each, and as the one author of the cover
+# letter's shortlog (git's lists the commits' authors in GIT_TREE).
 python3 - "$name <$email>" "$out"/*.patch <<'PY'
 import re, sys
-who, paths = sys.argv[1], sys.argv[2:]
+who, paths = sys.argv[1], sorted(sys.argv[2:])
+subjects = []
+for path in paths[1:]:
+    m = re.search(r"^Subject: \[PATCH [0-9/]+\] (.*(?:\n[ \t].*)*)$", open(path).read(), re.M)
+    subjects.append(re.sub(r"\n[ \t]+", " ", m.group(1)))
 for path in paths:
     head, sep, body = open(path).read().partition("\n\n")
     head = re.sub(r"^From: .*(\n[ \t].*)*$", "From: " + who, head, count=1, flags=re.M)
-    if "/0000-cover-letter.patch" not in path:
+    if "/0000-cover-letter.patch" in path:
+        shortlog = f"{who.split(' <')[0]} ({len(subjects)}):\n" + "".join(
+            f"  {s}\n" for s in subjects) + "\n"
+        body, n = re.subn(r"(^[^ \n].* \(\d+\):\n(?:  .*\n)+\n)+", lambda _: shortlog, body,
+                          count=1, flags=re.M)
+        assert n == 1, "no shortlog in the cover letter"
+    else:
         lines = [l for l in body.split("\n") if not l.startswith("Signed-off-by: ")]
         cut = lines.index("---")
         while cut > 0 and lines[cut - 1] == "":
