@@ -3,7 +3,8 @@
 # installs it.
 #
 #   patches/build-ovs.sh --prefix DIR [--ovs RELEASE | --ovs-source SRC]
-#                        [--dpdk] [--autovalidator] [--plugin-default]
+#                        [--dpdk] [--autovalidator]
+#                        [--plugin-default | --series-only | --stock]
 #                        [--flavour F] [--host HOST]
 #
 #   --prefix DIR       install into DIR (bin/, sbin/, share/...); the
@@ -31,6 +32,10 @@
 #   --plugin-default   the plugin's lookups are the defaults at start-up
 #                      (above OVS's generic at 1; plugin/README.md);
 #                      without it OVS's own defaults stand
+#   --series-only      the series applied, no plugin linked: what the
+#                      series costs a switch that does not use it
+#   --stock            Open vSwitch as released: no series, no plugin (the
+#                      baseline for --series-only, e.g. perf/p2p/series_cost.sh)
 #   --flavour F        a flavour of cmake/ovs-flavours.txt, which has its
 #                      CFLAGS: sse42 (default; CRC32 hashing, OVS's
 #                      recommended flags), debian (Debian's own "-g -O2",
@@ -61,6 +66,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 prefix="" dpdk=no autovalidator=no plugin_default=no flavour="" want_host="" release="" ovs_src=""
+series=yes plugin=yes
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -71,6 +77,8 @@ while [ $# -gt 0 ]; do
         --dpdk) dpdk=yes; shift ;;
         --autovalidator) autovalidator=yes; shift ;;
         --plugin-default) plugin_default=yes; shift ;;
+        --series-only) plugin=no; shift ;;
+        --stock) series=no plugin=no; shift ;;
         --flavour) flavour=${2:?--flavour needs a flavour of cmake/ovs-flavours.txt}; shift 2 ;;
         --host) want_host=${2:?--host needs a GNU triplet}; shift 2 ;;
         -h | --help) usage; exit 0 ;;
@@ -78,6 +86,10 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ -n "$prefix" ] || { echo "build-ovs.sh: --prefix DIR is required" >&2; usage >&2; exit 2; }
+if [ "$plugin" = no ] && [ "$plugin_default" = yes ]; then
+    echo "build-ovs.sh: --plugin-default needs the plugin: not with --series-only or --stock" >&2
+    exit 2
+fi
 source "$top/cmake/ovs-table.sh"
 if [ -z "$flavour" ] && [ -n "$want_host" ]; then
     for f in $(ovs_flavour_names); do
@@ -201,83 +213,87 @@ if [ ! -x configure ]; then
     ./boot.sh >>"$log" 2>&1 || fail "./boot.sh"
 fi
 
-# Series to try: the tree's release line, then the older lines nearest
-# first, then the newer ones.
-# without_news PATCH: the patch without its NEWS diff.
-without_news() {
-    awk '/^diff --git / { skip = ($3 == "a/NEWS") } !skip' "$1"
-}
-# apply_patch DIR PATCH [own]: applies PATCH in DIR; for a series of
-# another release line, retries without NEWS when the whole does not apply.
-# Sets $news_left_out when it did.
-apply_patch() {
-    local dir=$1 p=$2 own=${3:-}
-    news_left_out=no
-    if (cd "$dir" && patch -p1 --dry-run --silent --force <"$p" >/dev/null 2>&1); then
-        (cd "$dir" && patch -p1 --silent --force --no-backup-if-mismatch <"$p" >/dev/null 2>&1)
-    elif [ -z "$own" ] && (cd "$dir" && without_news "$p" |
-        patch -p1 --dry-run --silent --force >/dev/null 2>&1); then
-        news_left_out=yes
-        (cd "$dir" && without_news "$p" | patch -p1 --silent --force --no-backup-if-mismatch             >/dev/null 2>&1)
-    else
-        return 1
-    fi
-}
-line=${version%.*}
-candidates=$(ls "$here" | sed -n 's/^series-\([0-9]*\.[0-9]*\)$/\1/p' | awk -v l="$line" '
-    function num(v, p) { split(v, p, "."); return p[1] * 1000 + p[2] }
-    { d = num($0) - num(l); print (d == 0 ? 0 : d < 0 ? 1 : 2), (d < 0 ? -d : d), $0 }' |
-    sort -k1,1n -k2,2n | cut -d' ' -f3)
-# True when every patch of series-$1 applies, in order, to a scratch copy
-# of the tree; else names the first that does not in $failed_patch.
-series_applies() {
-    local scratch p ok=0
-    scratch=$(mktemp -d "$scratch_root/series.XXXXXX")
-    cp -a . "$scratch/t"
-    while read -r p; do
-        case "$p" in "" | \#*) continue ;; esac
-        if ! apply_patch "$scratch/t" "$here/$p" "$([ "$1" = "$line" ] && echo own)"; then
-            failed_patch=$p
-            ok=1
+if [ "$series" = yes ]; then
+    # Series to try: the tree's release line, then the older lines nearest
+    # first, then the newer ones.
+    # without_news PATCH: the patch without its NEWS diff.
+    without_news() {
+        awk '/^diff --git / { skip = ($3 == "a/NEWS") } !skip' "$1"
+    }
+    # apply_patch DIR PATCH [own]: applies PATCH in DIR; for a series of
+    # another release line, retries without NEWS when the whole does not apply.
+    # Sets $news_left_out when it did.
+    apply_patch() {
+        local dir=$1 p=$2 own=${3:-}
+        news_left_out=no
+        if (cd "$dir" && patch -p1 --dry-run --silent --force <"$p" >/dev/null 2>&1); then
+            (cd "$dir" && patch -p1 --silent --force --no-backup-if-mismatch <"$p" >/dev/null 2>&1)
+        elif [ -z "$own" ] && (cd "$dir" && without_news "$p" |
+            patch -p1 --dry-run --silent --force >/dev/null 2>&1); then
+            news_left_out=yes
+            (cd "$dir" && without_news "$p" | patch -p1 --silent --force --no-backup-if-mismatch             >/dev/null 2>&1)
+        else
+            return 1
+        fi
+    }
+    line=${version%.*}
+    candidates=$(ls "$here" | sed -n 's/^series-\([0-9]*\.[0-9]*\)$/\1/p' | awk -v l="$line" '
+        function num(v, p) { split(v, p, "."); return p[1] * 1000 + p[2] }
+        { d = num($0) - num(l); print (d == 0 ? 0 : d < 0 ? 1 : 2), (d < 0 ? -d : d), $0 }' |
+        sort -k1,1n -k2,2n | cut -d' ' -f3)
+    # True when every patch of series-$1 applies, in order, to a scratch copy
+    # of the tree; else names the first that does not in $failed_patch.
+    series_applies() {
+        local scratch p ok=0
+        scratch=$(mktemp -d "$scratch_root/series.XXXXXX")
+        cp -a . "$scratch/t"
+        while read -r p; do
+            case "$p" in "" | \#*) continue ;; esac
+            if ! apply_patch "$scratch/t" "$here/$p" "$([ "$1" = "$line" ] && echo own)"; then
+                failed_patch=$p
+                ok=1
+                break
+            fi
+        done <"$here/series-$1"
+        rm -rf "$scratch"
+        return "$ok"
+    }
+    chosen="" tried=()
+    for s in $candidates; do
+        if series_applies "$s"; then
+            chosen=$s
             break
         fi
-    done <"$here/series-$1"
-    rm -rf "$scratch"
-    return "$ok"
-}
-chosen="" tried=()
-for s in $candidates; do
-    if series_applies "$s"; then
-        chosen=$s
-        break
+        tried+=("series-$s ($failed_patch does not apply)")
+    done
+    if [ -z "$chosen" ]; then
+        echo "build-ovs.sh: no series fits Open vSwitch $version; tried: ${tried[*]:-no series at all}" >&2
+        echo "  (patches/README.md says how to port the series to another release)" >&2
+        exit 1
     fi
-    tried+=("series-$s ($failed_patch does not apply)")
-done
-if [ -z "$chosen" ]; then
-    echo "build-ovs.sh: no series fits Open vSwitch $version; tried: ${tried[*]:-no series at all}" >&2
-    echo "  (patches/README.md says how to port the series to another release)" >&2
-    exit 1
+    [ "$chosen" = "$line" ] || step "no series-$line: series-$chosen applies to OVS $version"
+    while read -r p; do
+        case "$p" in "" | \#*) continue ;; esac
+        apply_patch . "$here/$p" "$([ "$chosen" = "$line" ] && echo own)" || fail "applying $p"
+        if [ "$news_left_out" = yes ]; then
+            step "applied $p (series-$chosen) without its NEWS hunk (this tree's NEWS differs)"
+        else
+            step "applied $p (series-$chosen)"
+        fi
+    done <"$here/series-$chosen"
+    # The series adds a test program to tests/automake.mk: regenerate.
+    for tool in autoconf automake libtoolize; do
+        command -v "$tool" >/dev/null || {
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+                autoconf automake libtool >/dev/null
+            break
+        }
+    done
+    step "./boot.sh (the series changes tests/automake.mk)"
+    ./boot.sh >>"$log" 2>&1 || fail "./boot.sh"
+else
+    step "--stock: no series, no plugin: Open vSwitch $version as released"
 fi
-[ "$chosen" = "$line" ] || step "no series-$line: series-$chosen applies to OVS $version"
-while read -r p; do
-    case "$p" in "" | \#*) continue ;; esac
-    apply_patch . "$here/$p" "$([ "$chosen" = "$line" ] && echo own)" || fail "applying $p"
-    if [ "$news_left_out" = yes ]; then
-        step "applied $p (series-$chosen) without its NEWS hunk (this tree's NEWS differs)"
-    else
-        step "applied $p (series-$chosen)"
-    fi
-done <"$here/series-$chosen"
-# The series adds a test program to tests/automake.mk: regenerate.
-for tool in autoconf automake libtoolize; do
-    command -v "$tool" >/dev/null || {
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-            autoconf automake libtool >/dev/null
-        break
-    }
-done
-step "./boot.sh (the series changes tests/automake.mk)"
-./boot.sh >>"$log" 2>&1 || fail "./boot.sh"
 
 # 2. configure.
 args=(--prefix="$prefix" --localstatedir="$prefix/var" --sysconfdir="$prefix/etc")
@@ -307,11 +323,15 @@ step "building OVS with $jobs jobs (a few minutes without ccache hits)"
 make -j"$jobs" >>"$log" 2>&1 || fail "make"
 # 4. The plugin, for the same hash flavour, built against this tree and
 # linked into ovs-vswitchd only (plugin/link-into-ovs.sh), then install.
-link_args=(--ovs-build "$prefix/src" --flavour "$flavour")
-[ "$plugin_default" = yes ] && link_args+=(--plugin-default)
-[ -n "$cross" ] && link_args+=(--toolchain "$top/cmake/toolchain-$host.cmake")
-"$top/plugin/link-into-ovs.sh" "${link_args[@]}" 2>&1 | tee -a "$log" | sed 's/^/  /' >&2 ||
-    fail "building and linking the plugin"
+if [ "$plugin" = yes ]; then
+    link_args=(--ovs-build "$prefix/src" --flavour "$flavour")
+    [ "$plugin_default" = yes ] && link_args+=(--plugin-default)
+    [ -n "$cross" ] && link_args+=(--toolchain "$top/cmake/toolchain-$host.cmake")
+    "$top/plugin/link-into-ovs.sh" "${link_args[@]}" 2>&1 | tee -a "$log" | sed 's/^/  /' >&2 ||
+        fail "building and linking the plugin"
+else
+    step "no plugin linked (--series-only or --stock)"
+fi
 
 if [[ $cc == ccache* ]]; then
     step "ccache: $(ccache --print-stats | awk -F'\t' '/^direct_cache_hit|^preprocessed_cache_hit|^cache_miss/ { printf "%s %s ", $1, $2 }')"
@@ -324,5 +344,7 @@ host=$host
 dpdk=$dpdk
 autovalidator=$autovalidator
 plugin_default=$plugin_default
+series=$series
+plugin=$plugin
 INFO
 step "installed into $prefix: $(ls "$prefix/sbin" | tr '\n' ' ')"
