@@ -48,9 +48,11 @@ std::string validate_mask(const FlowKey& mask) {
     return "";
 }
 
-Classifier::Classifier(LookupRegistry& registry, FusedProvider* fused)
+Classifier::Classifier(LookupRegistry& registry, FusedProvider* fused,
+                       std::unique_ptr<TailIndex> tail)
     : registry_(registry),
       fused_provider_(fused),
+      tail_(std::move(tail)),
       subtables_(reinterpret_cast<Pvector*>(ovsb_pvector_create())) {
     registry_.subscribe(this);
 }
@@ -109,6 +111,9 @@ Classifier::SubtableState* Classifier::find_or_create_subtable(const FlowKey& ma
         return nullptr;
     }
     auto it = by_mask_.emplace(mask.hash, state);
+    if (tail_) {
+        tail_->subtable_added(ovs(subtable));
+    }
     // As dpcls_create_subtable(): new subtables go last, with no hits yet.
     ovsb_pvector_insert(reinterpret_cast<pvector*>(subtables_), subtable, 0);
     publish_ranking();
@@ -125,6 +130,9 @@ void Classifier::destroy_subtable(Subtable* subtable) {
             by_mask_.erase(it);
             break;
         }
+    }
+    if (tail_) {
+        tail_->subtable_removed(ovs(subtable));
     }
     registry_.release(ovs(subtable), nullptr);
     ovsb_subtable_destroy_deferred(ovs(subtable), nullptr, nullptr);
@@ -151,6 +159,9 @@ Status Classifier::insert(const FlowKey& mask, const uint64_t flow[], dpcls_rule
         ovsb_rule_free(ovs(rule));
         return Status::error("duplicate rule: a rule with the same mask and key exists");
     }
+    if (tail_) {
+        tail_->rule_inserted(ovs(state->subtable), ovs(rule));  // before readers can find it
+    }
     ovsb_subtable_insert(ovs(state->subtable), ovs(rule));
     rules_.insert(rule);
     if (rule_out) {
@@ -166,7 +177,11 @@ Status Classifier::remove(dpcls_rule* rule_) {
         return Status::error("rule not found: it is not in this classifier");
     }
     Subtable* subtable = subtable_of(rule);
-    if (ovsb_subtable_remove(ovs(subtable), rule_) == 0) {
+    const size_t left = ovsb_subtable_remove(ovs(subtable), rule_);
+    if (tail_) {
+        tail_->rule_removed(ovs(subtable), rule_);
+    }
+    if (left == 0) {
         destroy_subtable(subtable);
     }
     ovsb_rule_free_deferred(rule_);
@@ -206,11 +221,19 @@ bool Classifier::lookup(const netdev_flow_key* keys[], size_t cnt, dpcls_rule** 
         keys_map &= ~(found | missed);
         served = fused->lookup.subtables;
     }
+    // The tail index, if it serves this ranking, takes the subtables from
+    // tail_view.start on: the loop stops there.
+    TailIndex::View tail_view = tail_ ? tail_->view(impl, size) : TailIndex::View{};
+    tail_view.start = std::max(tail_view.start, served);
+    if (tail_view.start >= size) {
+        tail_view.binding = nullptr;
+    }
+    const size_t loop_end = tail_view.binding ? tail_view.start : size;
     size_t s = 0;
     if (!keys_map) {
         s = served;  // nothing for the subtables the fused lookup served
     }
-    for (int position = static_cast<int>(s) + 1; s < size; s++, position++) {
+    for (int position = static_cast<int>(s) + 1; s < loop_end; s++, position++) {
         if (s == served) {
             keys_map |= missed;
             missed = 0;
@@ -230,6 +253,9 @@ bool Classifier::lookup(const netdev_flow_key* keys[], size_t cnt, dpcls_rule** 
         keys_map &= ~found;
     }
     keys_map |= missed;  // served subtables were all there were
+    if (keys_map && tail_view.binding) {
+        keys_map &= ~tail_->lookup(tail_view, keys_map, keys, rules, &lookups_match);
+    }
     if (num_lookups) {
         *num_lookups = lookups_match;
     }
@@ -289,6 +315,9 @@ void Classifier::publish_ranking(bool ask_again) {
     const FusedBinding* old = fused_.load(std::memory_order_relaxed);
     ovsb_pvector_publish(reinterpret_cast<pvector*>(subtables_));
     const PvectorImpl* impl = subtables_->impl.load(std::memory_order_relaxed);
+    if (tail_) {
+        tail_->ranking_published(impl);
+    }
     if (old && !ask_again && old->offered == offer(impl)) {
         if (old->ranking != impl) {
             auto* moved = new FusedBinding(*old);

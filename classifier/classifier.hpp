@@ -14,6 +14,9 @@
 // - Optionally a fused lookup (fused.hpp) serves the first subtables of the
 //   ranking in one call: asked of a FusedProvider at every ranking, bound
 //   to that ranking (the published pvector) and dropped whenever it changes.
+// - Optionally a tail index (tail.hpp) serves the subtables after the first
+//   few: told of every subtable, rule and ranking, asked per burst for the
+//   keys the loop over the first ones left.
 //
 // Concurrency: lookup() is the reader side.  It takes no lock and may run on
 // any number of threads while one writer at a time inserts, removes, sorts
@@ -26,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -37,6 +41,7 @@
 #include "classifier/layout.hpp"
 #include "classifier/registry.hpp"
 #include "classifier/status.hpp"
+#include "classifier/tail.hpp"
 
 namespace ovscls {
 
@@ -48,8 +53,10 @@ class Classifier final : private PriorityListener {
   public:
     // Chooses subtables' lookups from `registry`, which must outlive it
     // (standalone/builtin_lookups.hpp has this project's).
-    // `fused`, if not null, must outlive it too.
-    explicit Classifier(LookupRegistry& registry, FusedProvider* fused = nullptr);
+    // `fused`, if not null, must outlive it too; `tail`, if not null, is its
+    // own.
+    explicit Classifier(LookupRegistry& registry, FusedProvider* fused = nullptr,
+                        std::unique_ptr<TailIndex> tail = nullptr);
     ~Classifier();  // no lookups may be running; frees all rules
     Classifier(const Classifier&) = delete;
     Classifier& operator=(const Classifier&) = delete;
@@ -99,6 +106,14 @@ class Classifier final : private PriorityListener {
     // How many leading subtables the published fused lookup serves (0: none).
     uint32_t fused_subtables() const;
     size_t rule_count() const;
+    // The tail index, if any (its writer-side calls need the classifier's
+    // writer lock: with_writer_lock()).
+    const TailIndex* tail() const { return tail_.get(); }
+    template <class F>
+    auto with_writer_lock(F&& f) const {
+        std::lock_guard lock(writer_);
+        return f();
+    }
     uint64_t invalid_keys() const { return invalid_keys_.load(std::memory_order_relaxed); }
 
   private:
@@ -137,6 +152,7 @@ class Classifier final : private PriorityListener {
 
     LookupRegistry& registry_;
     FusedProvider* const fused_provider_;
+    const std::unique_ptr<TailIndex> tail_;
     Pvector* subtables_;                        // OVS pvector of Subtable*, read by lookup()
     std::atomic<const FusedBinding*> fused_{};  // read by lookup(); RCU-freed
     // The provider's ready_count() when it was last asked.

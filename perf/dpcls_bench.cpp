@@ -17,6 +17,13 @@
 //   corpus     the in_port(1) megaflows of tests/corpus/megaflows.txt (real
 //              dumps of several bridges; mixed fingerprints), a packet per
 //              megaflow composed by OVS from it (flow_compose)
+//   flood-N-hit, flood-N-miss (N = 100, 1000, 10000): a mask flood (Tuple
+//              Space Explosion) on top of prefix-13's rules: N attack
+//              megaflows of N masks of perf/p2p scenario (e)'s shape (nw_src
+//              /i+1, nw_dst /j+1, tp_src /k+1, TCP), each holding the one
+//              rule attack frame (i, j, k) makes.  -hit: the keys are the
+//              attack frames, each matching its own subtable somewhere in
+//              the cold tail; -miss: UDP keys that match no subtable.
 //
 // Rules are megaflow text parsed by OVS (odp_flow_from_string); packet keys
 // are what OVS's miniflow_extract() makes of frames OVS composes from a
@@ -34,6 +41,11 @@
 //   fused_lfence the same with an lfence before each subtable: no work of
 //                a subtable starts before the previous one's answer; the
 //                difference is what speculation across subtables gains
+// and on the flood tables, instead of the fused ones:
+//   tail_generic ovs_generic's lookups, and the tail index
+//                (tail/tuple_pruning.hpp) serving all but the first 16
+//                subtables: what the index changes, nothing else
+//   tail_jit     jit_avx2's lookups and the tail index
 // Before timing, every lookup's answer for every key must be the base's
 // (the same rule, by index): a mismatch fails the run (exit 1).
 //
@@ -63,6 +75,7 @@
 #include "lookups/lookups.hpp"
 #include "reference/ovs_reference.h"
 #include "standalone/builtin_lookups.hpp"
+#include "tail/tuple_pruning.hpp"
 
 namespace ovscls::perf {
 namespace {
@@ -74,6 +87,7 @@ struct Table {
     std::string name, what;
     std::vector<std::string> rules;    // megaflow text, masked
     std::vector<std::string> packets;  // flow text, exact: the frames to extract
+    bool flood = false;                // the tail index's setups, not the fused ones
 };
 
 std::string ip(uint32_t a) {
@@ -124,6 +138,63 @@ Table prefix_table(const std::string& name, int first_len, int per_len) {
     return t;
 }
 
+// prefix-13's rules, then n attack megaflows (perf/p2p/make_pcaps.py's
+// attack_frame(m): nw_src 10.0.0.1, nw_dst 10.0.0.2 and tp_src 1000 with
+// bits i, j, k flipped, under the prefixes that tell them apart).
+Table flood_table(size_t n, bool hit) {
+    Table t = prefix_table("", 20, 17);
+    t.name = "flood-" + std::to_string(n) + (hit ? "-hit" : "-miss");
+    t.flood = true;
+    t.what = std::to_string(n) + " attack masks after prefix-13's 13 subtables; keys " +
+             (hit ? "of the attack frames (each matches its own subtable)"
+                  : "of UDP flows to nowhere (match no subtable)");
+    auto frame = [](size_t m) {
+        const unsigned i = m % 32, j = (m / 32) % 32, k = (m / 1024) % 16;
+        struct {
+            uint32_t src, dst;
+            unsigned sport, i, j, k;
+        } f{0x0A000001u ^ (0x80000000u >> i),
+            0x0A000002u ^ (0x80000000u >> j),
+            1000u ^ (0x8000u >> k),
+            i,
+            j,
+            k};
+        return f;
+    };
+    for (size_t m = 0; m < n; m++) {
+        const auto f = frame(m);
+        const uint32_t ms = ~uint32_t{0} << (31 - f.i), md = ~uint32_t{0} << (31 - f.j);
+        const unsigned mp = 0xffffu << (15 - f.k) & 0xffff;
+        char tcp[64];
+        std::snprintf(tcp, sizeof tcp, "tcp(src=%u/0x%04x)", f.sport & mp, mp);
+        t.rules.push_back(
+            "recirc_id(0),in_port(1),packet_type(ns=0,id=0),"
+            "eth(src=00:00:00:00:00:00/00:00:00:00:00:00,dst=00:00:00:00:00:00/00:00:00:00:00:00),"
+            "eth_type(0x0800),ipv4(src=" +
+            ip(f.src & ms) + "/" + ip(ms) + ",dst=" + ip(f.dst & md) + "/" + ip(md) +
+            ",proto=6,frag=no)," + tcp);
+    }
+    t.packets.clear();
+    for (size_t p = 0; p < kPoolBursts * kMaxBurst; p++) {
+        if (hit) {
+            const auto f = frame(p * 7919 % n);
+            t.packets.push_back(
+                "in_port(1),eth(src=52:54:00:00:00:01,dst=52:54:00:00:00:02),eth_type(0x0800),"
+                "ipv4(src=" +
+                ip(f.src) + ",dst=" + ip(f.dst) +
+                ",proto=6,tos=0,ttl=64,frag=no),tcp(src=" + std::to_string(f.sport) + ",dst=4000)");
+        } else {
+            t.packets.push_back(
+                "in_port(1),eth(src=52:54:00:00:00:01,dst=52:54:00:00:00:02),eth_type(0x0800),"
+                "ipv4(src=10.0.0.1,dst=" +
+                ip(0x01000000u + uint32_t(p * 2654435761u % 0xffffff)) +
+                ",proto=17,tos=0,ttl=64,frag=no),udp(src=" + std::to_string(1024 + p % 50000) +
+                ",dst=5000)");
+        }
+    }
+    return t;
+}
+
 // The corpus's in_port(1) megaflows; each is also the packet (its flow,
 // composed into a frame by OVS).
 Table corpus_table(const std::string& corpus) {
@@ -154,6 +225,8 @@ struct Setup {
     std::unique_ptr<LookupRegistry> registry;
     FusedProvider* fused = nullptr;
     std::unique_ptr<Classifier> cls;
+    bool tail = false;                         // with a tail index
+    tail::TuplePruningIndex* index = nullptr;  // owned by cls
     std::map<const dpcls_rule*, int> rule_index;
     size_t subtables = 0;
     std::string impls;  // subtables per lookup, "jit_avx2 13"
@@ -206,7 +279,13 @@ std::optional<Keys> make_keys(const Table& t) {
 
 // Builds `s`'s classifier from the table's rules.  False on a parse error.
 bool fill(Setup& s, const Table& t) {
-    s.cls = std::make_unique<Classifier>(*s.registry, s.fused);
+    std::unique_ptr<TailIndex> tail_index;
+    if (s.tail) {
+        auto owned = std::make_unique<tail::TuplePruningIndex>();
+        s.index = owned.get();
+        tail_index = std::move(owned);
+    }
+    s.cls = std::make_unique<Classifier>(*s.registry, s.fused, std::move(tail_index));
     int index = 0;
     for (const std::string& text : t.rules) {
         FullFlow flow{}, wc{};
@@ -277,6 +356,16 @@ void settle(Setup& s, Keys& k) {
         s.impls =
             "jit_fused over " + std::to_string(s.cls->fused_subtables()) + ", then " + s.impls;
     }
+    if (s.index) {
+        const auto st = s.cls->with_writer_lock([&] { return s.index->stats(); });
+        char line[160];
+        std::snprintf(line, sizeof line,
+                      "; tail index: %zu subtables in %zu families, %zu not indexed, %zu KiB, "
+                      "%.2f probes a key",
+                      st.subtables, st.families, st.unindexed, st.bytes / 1024,
+                      st.keys ? double(st.probes) / double(st.keys) : 0.0);
+        s.impls += line;
+    }
 }
 
 [[gnu::noinline]] double timed_rep(const Setup& s, Keys& k, int windows) {
@@ -326,8 +415,17 @@ int run_table(const Table& t, int reps, int windows, bool broken) {
         r.add(generic_descriptor());
         r.add(specialized_descriptor());
     });
+    if (t.flood) {
+        add("tail_generic", [](LookupRegistry& r) {
+            r.add({"ovs_generic", 1, ovs_generic_probe, nullptr, nullptr});
+        })->tail = true;
+    }
     if (jit_built()) {
         add("jit_avx2", [](LookupRegistry& r) { add_builtin_lookups(r); });
+    }
+    if (jit_built() && t.flood) {
+        add("tail_jit", [](LookupRegistry& r) { add_builtin_lookups(r); })->tail = true;
+    } else if (jit_built()) {
         add(
             "jit_fused", [](LookupRegistry& r) { add_builtin_lookups(r); },
             &jit::process_engine().fused());
@@ -369,10 +467,15 @@ int run_table(const Table& t, int reps, int windows, bool broken) {
     }
     const size_t hits = static_cast<size_t>(std::count_if(
         setups[0].answers.begin(), setups[0].answers.end(), [](int a) { return a >= 0; }));
+    // The loop over thousands of subtables takes ~100 us a key: fewer
+    // windows there (each is still 256 keys).
+    const size_t n_subtables = setups[0].subtables;
+    const int table_windows =
+        n_subtables > 100 ? std::max(4, windows * 100 / static_cast<int>(n_subtables)) : windows;
     for (int r = 0; r < reps; r++) {
         for (size_t i = 0; i < setups.size(); i++) {
             Setup& s = setups[(i + static_cast<size_t>(r)) % setups.size()];
-            s.reps.push_back(timed_rep(s, *keys, windows));
+            s.reps.push_back(timed_rep(s, *keys, table_windows));
             ovsb_rcu_quiesce();
         }
     }
@@ -415,7 +518,7 @@ int main(int argc, char** argv) {
         } else {
             std::fprintf(stderr,
                          "usage: dpcls_bench [--quick] [--broken-lookup] "
-                         "[--table prefix-13|prefix-20|corpus]\n");
+                         "[--table prefix-13|prefix-20|corpus|flood-N-hit|flood-N-miss]\n");
             return 2;
         }
     }
@@ -425,6 +528,14 @@ int main(int argc, char** argv) {
         reps, windows, kWindowBursts, ovscls::kMaxBurst);
     std::vector<Table> tables = {prefix_table("prefix-13", 20, 17),
                                  prefix_table("prefix-20", 13, 17), corpus_table(CORPUS_FILE)};
+    // The flood: 10000 masks take the loop ~10 s to settle; --quick stops at 1000.
+    for (size_t n : {100, 1000, 10000}) {
+        if (n > 1000 && reps < 15 && only.empty()) {
+            continue;
+        }
+        tables.push_back(flood_table(n, true));
+        tables.push_back(flood_table(n, false));
+    }
     int status = 0;
     for (const Table& t : tables) {
         if (only.empty() || only == t.name) {

@@ -31,6 +31,7 @@
 #include "cpu_case.hpp"
 #include "generators.hpp"
 #include "standalone/builtin_lookups.hpp"
+#include "tail/tuple_pruning.hpp"
 #if OVSCLS_WITH_JIT
 #include "jit/engine.hpp"
 #endif
@@ -78,7 +79,8 @@ FullFlow marked_flow(Gen& g, bool stable) {
 // One PMD thread's part: its classifier, stable rules and keys, and what
 // its reader counted.
 struct Pmd {
-    Pmd(LookupRegistry& registry, FusedProvider* fused) : cls(registry, fused) {}
+    Pmd(LookupRegistry& registry, FusedProvider* fused, std::unique_ptr<TailIndex> tail = nullptr)
+        : cls(registry, fused, std::move(tail)) {}
     Classifier cls;
     std::vector<FlowKey> stable_keys;
     std::vector<dpcls_rule*> stable_rules;
@@ -374,6 +376,62 @@ TEST(Concurrency, FusedLookupsAnswerWhileWritersChurn) {
     ovsb_rcu_quiesce();
 }
 #endif
+
+// The tail index (tail/tuple_pruning.hpp) under the same churn: both PMDs'
+// classifiers leave all but their first two subtables to it, so readers
+// walk its tries and probe its candidates while writers insert and remove
+// rules (marking and unmarking lanes), create subtables (families rebuilt
+// when a new mask makes a lane vary) and destroy them, and rank.
+TEST(Concurrency, TailIndexAnswersWhileWritersChurn) {
+    LookupRegistry registry;
+    add_builtin_lookups(registry);
+    Gen g(91);
+    size_t family = 0;
+    const std::vector<FlowKey> masks = stable_masks(g, &family);
+    tail::TuplePruningIndex* index[2];
+    auto make = [&](int i) {
+        auto t = std::make_unique<tail::TuplePruningIndex>(
+            tail::TuplePruningConfig{.head = 2, .min_tail = 4});
+        index[i] = t.get();
+        return t;
+    };
+    Pmd pmds[2] = {Pmd(registry, nullptr, make(0)), Pmd(registry, nullptr, make(1))};
+    for (Pmd& pmd : pmds) {
+        fill(pmd, masks, family, g);
+    }
+    std::atomic<bool> stop{false};
+    std::function<void()> bodies[4] = {[&] { read_until(pmds[0], stop, 11); },
+                                       [&] { read_until(pmds[1], stop, 12); },
+                                       [&] { write_until(pmds[0], masks, stop, 13); },
+                                       [&] { write_until(pmds[1], masks, stop, 14); }};
+    ovsb_thread* threads[4] = {start("reader0", &bodies[0]), start("reader1", &bodies[1]),
+                               start("writer0", &bodies[2]), start("writer1", &bodies[3])};
+    ovsb_rcu_quiesce_start();
+    std::this_thread::sleep_for(std::chrono::milliseconds(
+        std::getenv("CONCURRENCY_MS") ? std::atoi(std::getenv("CONCURRENCY_MS")) : 2000));
+    ovsb_rcu_quiesce_end();
+    stop = true;
+    for (ovsb_thread* t : threads) {
+        ovsb_thread_join(t);
+    }
+    for (int i = 0; i < 2; i++) {
+        Pmd& pmd = pmds[i];
+        const tail::TuplePruningStats st =
+            pmd.cls.with_writer_lock([&] { return index[i]->stats(); });
+        std::printf(
+            "tail index under churn: lookups %llu, rules inserted %llu removed %llu, new-mask "
+            "rules %llu, rankings %llu; index: %llu keys served, %llu probes, %llu rebuilds\n",
+            (unsigned long long)pmd.lookups.load(), (unsigned long long)pmd.inserted,
+            (unsigned long long)pmd.removed, (unsigned long long)pmd.subtables_made,
+            (unsigned long long)pmd.rankings, (unsigned long long)st.keys,
+            (unsigned long long)st.probes, (unsigned long long)st.rebuilds);
+        EXPECT_EQ(pmd.misses.load(), 0u);
+        EXPECT_EQ(pmd.wrong.load(), 0u);
+        EXPECT_GT(st.keys, 1000u) << "the index served few keys: little was checked";
+        EXPECT_EQ(pmd.cls.rule_count(), pmd.stable_rules.size());
+    }
+    ovsb_rcu_quiesce();
+}
 
 }  // namespace
 }  // namespace ovscls::test

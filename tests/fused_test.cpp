@@ -15,6 +15,7 @@
 #include "cpu_case.hpp"
 #include "generators.hpp"
 #include "guarded_keys.hpp"
+#include "ovs_loop.hpp"
 #include "jit/engine.hpp"
 #include "jit/fused_generator.hpp"
 #include "reference/ovs_reference.h"
@@ -130,35 +131,6 @@ struct Fixture {
         return make_key({{map[0], map[1]}}, f.data());
     }
 };
-
-// OVS's dpcls_lookup() loop with OVS's generic lookup in every subtable, in
-// `ranked` order: per key the rule, and the lookups numerator; adds each
-// subtable's hits to its hit_cnt as OVS's lookup does.
-uint32_t ovs_loop(const std::vector<Classifier::SubtableInfo>& ranked, uint32_t keys_map,
-                  const netdev_flow_key* keys[], dpcls_rule** rules, int* lookups) {
-    uint32_t found_all = 0;
-    *lookups = 0;
-    int position = 1;
-    for (const auto& st : ranked) {
-        if (!keys_map) break;
-        const uint32_t found = ovsb_ovs_generic_runtime()(const_cast<dpcls_subtable*>(st.subtable),
-                                                          keys_map, keys, rules);
-        *lookups += std::popcount(found) * position++;
-        keys_map &= ~found;
-        found_all |= found;
-    }
-    return found_all;
-}
-
-std::vector<uint32_t> hit_counts(const std::vector<Classifier::SubtableInfo>& ranked) {
-    std::vector<uint32_t> out;
-    for (const auto& st : ranked) {
-        out.push_back(
-            std::atomic_ref<uint32_t>(view(const_cast<dpcls_subtable*>(st.subtable))->hit_cnt)
-                .load(std::memory_order_relaxed));
-    }
-    return out;
-}
 
 // Traffic skewed towards the subtables of `favour` (a different ranking per
 // phase), rankings as a PMD thread runs them, and the compiles in between.

@@ -18,6 +18,7 @@
 //   lookup   a burst of 1-32 keys (rules' flows, bit-flipped or random,
 //            some lacking words, some invalid miniflows), each placed
 //            against a PROT_NONE page (guarded_keys.hpp).
+// The classifier has a tail index (tail_index() below) in place throughout.
 // After each lookup the result must be exactly what OVS's dpcls_lookup()
 // would return: per key, the rule of the first subtable in rank order that
 // matches it (the reference names every rule a key matches), null when none
@@ -40,6 +41,7 @@
 #include "generators.hpp"
 #include "lookup_fixture.hpp"
 #include "reference.hpp"
+#include "tail/tuple_pruning.hpp"
 
 namespace ovscls::test {
 namespace {
@@ -65,6 +67,7 @@ struct Fixture {
 struct Tally {
     uint64_t inputs = 0, ops = 0, keys = 0, hits = 0, overlaps = 0, invalid = 0;
     uint64_t duplicates = 0, bad_removes = 0, bad_prios = 0, fused_bursts = 0;
+    uint64_t tail_keys = 0, tail_loops = 0;  // keys the tail index served; of them by its loop
     std::map<std::string, uint64_t> served;  // subtable lookups per implementation
 };
 Tally& tally() {
@@ -78,12 +81,14 @@ void print_tally() {
                  "classifier_fuzz: %llu inputs, %llu operations; %llu keys looked up "
                  "(%llu hits, %llu matching several subtables, %llu invalid); refused "
                  "%llu duplicates, %llu bad removes, %llu bad priorities; %llu bursts through a "
-                 "jit_fused lookup; subtable lookups by",
+                 "jit_fused lookup; %llu keys through the tail index (%llu of them by its "
+                 "loop); subtable lookups by",
                  (unsigned long long)t.inputs, (unsigned long long)t.ops,
                  (unsigned long long)t.keys, (unsigned long long)t.hits,
                  (unsigned long long)t.overlaps, (unsigned long long)t.invalid,
                  (unsigned long long)t.duplicates, (unsigned long long)t.bad_removes,
-                 (unsigned long long)t.bad_prios, (unsigned long long)t.fused_bursts);
+                 (unsigned long long)t.bad_prios, (unsigned long long)t.fused_bursts,
+                 (unsigned long long)t.tail_keys, (unsigned long long)t.tail_loops);
     for (const auto& [name, n] : t.served) {
         std::fprintf(stderr, " %s %llu", name.c_str(), (unsigned long long)n);
     }
@@ -113,11 +118,24 @@ FusedProvider* fused_provider([[maybe_unused]] Fixture& f) {
 #endif
 }
 
+// The tail index (tail/tuple_pruning.hpp), serving all subtables after the
+// first 0-2 once there are 1-3 more, with 1-8 candidates a key before it
+// falls back to the loop: input-driven, so that both of its paths run.
+std::unique_ptr<TailIndex> tail_index(Gen& g) {
+    tail::TuplePruningConfig config;
+    config.head = g.below(3);
+    config.min_tail = 1 + g.below(3);
+    config.max_candidates = 1 + g.below(8);
+    return std::make_unique<tail::TuplePruningIndex>(config);
+}
+
 // One input's classifier, its reference and the rules both hold.
 class Run {
   public:
     Run(Fixture& f, Gen& g)
-        : f_(f), g_(g), cls_(std::make_unique<Classifier>(f.registry, fused_provider(f))) {
+        : f_(f),
+          g_(g),
+          cls_(std::make_unique<Classifier>(f.registry, fused_provider(f), tail_index(g))) {
         const uint32_t n_masks = 1 + g.below(8);
         for (uint32_t m = 0; m < n_masks; m++) {
             // Mostly narrow masks, as megaflows are; sometimes a wide one.
@@ -133,6 +151,10 @@ class Run {
         for (size_t i = 0; i < f_.names.size(); i++) {
             (void)f_.registry.set_priority(f_.names[i], f_.default_priorities[i]);
         }
+        const auto* index = static_cast<const tail::TuplePruningIndex*>(cls_->tail());
+        const tail::TuplePruningStats st = cls_->with_writer_lock([&] { return index->stats(); });
+        tally().tail_keys += st.keys;
+        tally().tail_loops += st.loops;
         cls_.reset();  // frees the rules after a grace period
         ovsb_rcu_quiesce();
     }

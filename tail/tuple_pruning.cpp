@@ -1,0 +1,555 @@
+#include "tail/tuple_pruning.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstdlib>
+#include <new>
+
+#include "classifier/ovs_bridge.h"
+
+namespace ovscls::tail {
+namespace {
+
+constexpr unsigned kLanesPerWord = 4;
+
+uint16_t prefix_mask(unsigned depth) {
+    return depth ? static_cast<uint16_t>(0xffffu << (kLaneBits - depth)) : 0;
+}
+bool is_prefix(uint16_t mask) { return mask == prefix_mask(std::countl_one(mask)); }
+
+uint32_t blocks_of(const MiniflowMap& map) {
+    return std::popcount(map.bits[0]) + std::popcount(map.bits[1]);
+}
+
+// The key's word `flow_word` of struct flow, 0 when its map lacks it (as
+// OVS's lookups read a key against a mask it lacks words of).
+uint64_t key_word(const FlowKey& key, unsigned flow_word) {
+    const unsigned unit = flow_word / 64;
+    const unsigned bit = flow_word % 64;
+    if (!((key.map.bits[unit] >> bit) & 1)) {
+        return 0;
+    }
+    const uint64_t below = (uint64_t{1} << bit) - 1;
+    const unsigned idx =
+        unit ? std::popcount(key.map.bits[0]) + std::popcount(key.map.bits[1] & below)
+             : std::popcount(key.map.bits[0] & below);
+    return key.values[idx];
+}
+
+struct Candidate {
+    uint32_t position;
+    const dpcls_subtable* subtable;
+};
+
+template <class T>
+void postpone_delete(const T* p) {
+    ovsb_rcu_postpone([](void* q) { delete static_cast<T*>(q); }, const_cast<T*>(p));
+}
+void postpone_free(const void* p) {
+    ovsb_rcu_postpone([](void* q) { std::free(q); }, const_cast<void*>(p));
+}
+
+}  // namespace
+
+size_t TuplePruningIndex::bytes(const Family* building) const {
+    size_t out = binding_bytes_;
+    bool counted = false;
+    for (const auto& [map, state] : families_by_map_) {
+        if (state.published) {
+            out += state.published->bytes();
+            counted = counted || state.published == building;
+        }
+    }
+    return out + (building && !counted ? building->bytes() : 0);
+}
+
+uint16_t TuplePruningIndex::lane_of(uint64_t word, unsigned shift) {
+    return __builtin_bswap16(static_cast<uint16_t>(word >> shift));
+}
+
+size_t TuplePruningIndex::Family::bytes() const {
+    size_t out = sizeof(Family) + (tuples ? tuples->bytes() : 0);
+    for (const auto& trie : tries) {
+        if (trie) {
+            out += sizeof(LaneTrie) + trie->nodes() * LaneTrie::kNodeBytes;
+        }
+    }
+    return out;
+}
+
+TuplePruningIndex::TuplePruningIndex(TuplePruningConfig config) : config_(config) {}
+
+TuplePruningIndex::~TuplePruningIndex() {
+    for (auto& [map, state] : families_by_map_) {
+        delete state.published;
+    }
+    std::free(const_cast<Families*>(families_.load(std::memory_order_relaxed)));
+    std::free(const_cast<Unindexed*>(unindexed_.load(std::memory_order_relaxed)));
+    delete binding_.load(std::memory_order_relaxed);
+}
+
+// ---- writer side ----
+
+// A lane must be rebuilt into the family when it varies now and did not,
+// or holds a non-prefix mask now where it was pruned on.
+bool TuplePruningIndex::needs_rebuild(const FamilyState& state, const Family& family) const {
+    if (!family.indexed) {
+        return false;  // stays unindexed until it is gone
+    }
+    std::vector<int> varying(state.lane_masks.size(), -1);
+    for (size_t i = 0; i < family.lanes.size(); i++) {
+        varying[family.lanes[i].block * kLanesPerWord + family.lanes[i].shift / 16] =
+            static_cast<int>(i);
+    }
+    for (size_t l = 0; l < state.lane_masks.size(); l++) {
+        const auto& masks = state.lane_masks[l];
+        if (varying[l] < 0) {
+            if (masks.size() > 1) {
+                return true;
+            }
+            continue;
+        }
+        const Lane& lane = family.lanes[varying[l]];
+        for (const auto& [mask, count] : masks) {
+            const bool known =
+                std::find(lane.masks.begin(), lane.masks.end(), mask) != lane.masks.end();
+            if (lane.prefix ? !is_prefix(mask) : !known && lane.masks.size() >= kMaxLaneIds) {
+                return true;  // not pruned on any more / not indexed any more
+            }
+        }
+    }
+    return false;
+}
+
+bool TuplePruningIndex::tuple_of(const Family& family, const Member& member,
+                                 std::vector<uint8_t>& ids) const {
+    const FlowKey& mask = ovscls::view(member.subtable)->mask;
+    ids.clear();
+    for (const Lane& lane : family.lanes) {
+        const uint16_t m = lane_of(mask.values[lane.block], lane.shift);
+        if (lane.prefix) {
+            ids.push_back(static_cast<uint8_t>(std::countl_one(m)));
+            continue;
+        }
+        auto it = std::find(lane.masks.begin(), lane.masks.end(), m);
+        if (it == lane.masks.end()) {
+            return false;
+        }
+        ids.push_back(static_cast<uint8_t>(it - lane.masks.begin()));
+    }
+    return true;
+}
+
+// Marks (or unmarks) the rule's prefix lanes.  The mask is its subtable's:
+// a rule is marked before it is filed (and its mask pointer set).
+void TuplePruningIndex::add_rule_marks(Family& family, const FlowKey& mask, const dpcls_rule* rule_,
+                                       bool add) {
+    const Rule* rule = reinterpret_cast<const Rule*>(rule_);
+    for (size_t i = 0; i < family.lanes.size(); i++) {
+        const Lane& lane = family.lanes[i];
+        if (!lane.prefix) {
+            continue;
+        }
+        const unsigned depth = std::countl_one(lane_of(mask.values[lane.block], lane.shift));
+        const uint16_t value = lane_of(rule->flow.values[lane.block], lane.shift);
+        if (add) {
+            family.tries[i]->insert(value, depth);
+        } else {
+            family.tries[i]->remove(value, depth);
+        }
+    }
+}
+
+// Files the member's tuple and its rules' marks; the member stays
+// unindexed when the index is full or its tuple does not fit.
+void TuplePruningIndex::index_member(Family& family, Member& member) {
+    member.indexed = false;
+    if (!family.indexed || bytes(&family) >= config_.max_bytes ||
+        !tuple_of(family, member, member.ids)) {
+        return;
+    }
+    const FlowKey& mask = ovscls::view(member.subtable)->mask;
+    // Marks first: once the tuple is reachable, its rules' lanes are there.
+    for (const dpcls_rule* rule : member.rules) {
+        add_rule_marks(family, mask, rule, true);
+    }
+    if (!family.tuples->insert(member.ids.data(), member.slot, member.subtable)) {
+        for (const dpcls_rule* rule : member.rules) {
+            add_rule_marks(family, mask, rule, false);
+        }
+        return;  // two subtables of one mask: cannot be
+    }
+    member.indexed = true;
+}
+
+void TuplePruningIndex::unindex_member(Family& family, Member& member) {
+    if (!member.indexed) {
+        return;
+    }
+    family.tuples->remove(member.ids.data());
+    for (const dpcls_rule* rule : member.rules) {
+        add_rule_marks(family, ovscls::view(member.subtable)->mask, rule, false);
+    }
+    member.indexed = false;
+}
+
+// A new Family for the state's members, replacing the published one.
+void TuplePruningIndex::rebuild(FamilyState& state) {
+    auto family = std::make_unique<Family>();
+    family->map = state.map;
+    for (unsigned u = 0, flow_word = 0; u < 2; u++, flow_word = 64) {
+        for (uint64_t m = state.map.bits[u]; m; m &= m - 1) {
+            family->flow_words.push_back(static_cast<uint8_t>(flow_word + std::countr_zero(m)));
+        }
+    }
+    for (size_t l = 0; l < state.lane_masks.size(); l++) {
+        const auto& masks = state.lane_masks[l];
+        if (masks.size() < 2) {
+            continue;
+        }
+        Lane lane{static_cast<uint8_t>(l / kLanesPerWord),
+                  static_cast<uint8_t>(l % kLanesPerWord * 16),
+                  true,
+                  {}};
+        for (const auto& [mask, count] : masks) {
+            lane.prefix = lane.prefix && is_prefix(mask);
+            lane.masks.push_back(mask);
+        }
+        if (lane.prefix) {
+            lane.masks.clear();
+        } else if (lane.masks.size() > kMaxLaneIds) {
+            family->indexed = false;
+        }
+        family->lanes.push_back(std::move(lane));
+    }
+    if (family->lanes.size() > kMaxLevels) {
+        family->indexed = false;
+    }
+    if (family->indexed) {
+        for (const Lane& lane : family->lanes) {
+            family->tries.push_back(lane.prefix ? std::make_unique<LaneTrie>() : nullptr);
+        }
+        family->tuples = std::make_unique<TupleTrie>(static_cast<unsigned>(family->lanes.size()));
+    } else {
+        family->lanes.clear();
+    }
+    for (uint32_t slot : state.members) {
+        index_member(*family, members_[slot]);
+    }
+    if (state.published) {
+        retire_family(state.published);
+    }
+    state.published = family.release();
+    rebuilds_++;
+}
+
+void TuplePruningIndex::retire_family(Family* family) { postpone_delete(family); }
+
+void TuplePruningIndex::publish_families() {
+    const size_t n = families_by_map_.size();
+    auto* next = static_cast<Families*>(std::malloc(sizeof(Families) + n * sizeof(const Family*)));
+    if (!next) {
+        throw std::bad_alloc();
+    }
+    next->n = 0;
+    for (const auto& [map, state] : families_by_map_) {
+        if (state.published && state.published->indexed) {
+            next->family[next->n++] = state.published;
+        }
+    }
+    const Families* old = families_.exchange(next, std::memory_order_acq_rel);
+    if (old) {
+        postpone_free(old);
+    }
+}
+
+void TuplePruningIndex::publish_unindexed() {
+    std::vector<uint32_t> slots;
+    for (const Member& m : members_) {
+        if (m.subtable && !m.indexed) {
+            slots.push_back(m.slot);
+        }
+    }
+    auto* next =
+        static_cast<Unindexed*>(std::malloc(sizeof(Unindexed) + slots.size() * sizeof(uint32_t)));
+    if (!next) {
+        throw std::bad_alloc();
+    }
+    next->n = slots.size();
+    std::copy(slots.begin(), slots.end(), next->slot);
+    const Unindexed* old = unindexed_.exchange(next, std::memory_order_acq_rel);
+    if (old) {
+        postpone_free(old);
+    }
+}
+
+void TuplePruningIndex::subtable_added(const dpcls_subtable* subtable) {
+    uint32_t slot;
+    if (!free_slots_.empty()) {
+        slot = free_slots_.back();
+        free_slots_.pop_back();
+    } else {
+        slot = static_cast<uint32_t>(members_.size());
+        members_.push_back({});
+    }
+    Member& member = members_[slot];
+    member = Member{subtable, slot, false, {}, {}};
+    slot_of_[subtable] = slot;
+
+    const FlowKey& mask = ovscls::view(subtable)->mask;
+    auto [it, created] = families_by_map_.try_emplace(mask.map);
+    FamilyState& state = it->second;
+    if (created) {
+        state.map = mask.map;
+        state.lane_masks.resize(blocks_of(mask.map) * kLanesPerWord);
+    }
+    for (size_t l = 0; l < state.lane_masks.size(); l++) {
+        state.lane_masks[l][lane_of(mask.values[l / kLanesPerWord], l % kLanesPerWord * 16)]++;
+    }
+    state.members.push_back(slot);
+    if (!state.published || needs_rebuild(state, *state.published)) {
+        rebuild(state);
+        // Subtables the new family does not index are probed one by one
+        // before it replaces the old one.
+        publish_unindexed();
+        publish_families();
+        return;
+    } else {
+        Family& family = *state.published;
+        for (size_t i = 0; i < family.lanes.size(); i++) {  // a new non-prefix id
+            Lane& lane = family.lanes[i];
+            const uint16_t m = lane_of(mask.values[lane.block], lane.shift);
+            if (!lane.prefix &&
+                std::find(lane.masks.begin(), lane.masks.end(), m) == lane.masks.end()) {
+                // Readers never read `masks`: the writer alone maps masks to ids.
+                lane.masks.push_back(m);
+            }
+        }
+        index_member(family, member);
+    }
+    if (!member.indexed) {
+        publish_unindexed();
+    }
+}
+
+void TuplePruningIndex::subtable_removed(const dpcls_subtable* subtable) {
+    auto found = slot_of_.find(subtable);
+    if (found == slot_of_.end()) {
+        return;
+    }
+    const uint32_t slot = found->second;
+    slot_of_.erase(found);
+    Member& member = members_[slot];
+    const FlowKey& mask = ovscls::view(subtable)->mask;
+    auto it = families_by_map_.find(mask.map);
+    FamilyState& state = it->second;
+    const bool was_indexed = member.indexed;
+    unindex_member(*state.published, member);
+    for (size_t l = 0; l < state.lane_masks.size(); l++) {
+        auto& counts = state.lane_masks[l];
+        auto c = counts.find(lane_of(mask.values[l / kLanesPerWord], l % kLanesPerWord * 16));
+        if (--c->second == 0) {
+            counts.erase(c);
+        }
+    }
+    std::erase(state.members, slot);
+    member = Member{};
+    free_slots_.push_back(slot);
+    if (state.members.empty()) {
+        retire_family(state.published);
+        families_by_map_.erase(it);
+        publish_families();
+    }
+    if (!was_indexed) {
+        publish_unindexed();
+    }
+}
+
+void TuplePruningIndex::rule_inserted(const dpcls_subtable* subtable, const dpcls_rule* rule) {
+    auto found = slot_of_.find(subtable);
+    if (found == slot_of_.end()) {
+        return;
+    }
+    Member& member = members_[found->second];
+    member.rules.push_back(rule);
+    if (member.indexed) {
+        const FlowKey& mask = ovscls::view(subtable)->mask;
+        add_rule_marks(*families_by_map_.at(mask.map).published, mask, rule, true);
+    }
+}
+
+void TuplePruningIndex::rule_removed(const dpcls_subtable* subtable, const dpcls_rule* rule) {
+    auto found = slot_of_.find(subtable);
+    if (found == slot_of_.end()) {
+        return;
+    }
+    Member& member = members_[found->second];
+    auto it = std::find(member.rules.begin(), member.rules.end(), rule);
+    if (it == member.rules.end()) {
+        return;
+    }
+    *it = member.rules.back();
+    member.rules.pop_back();
+    if (member.indexed) {
+        const FlowKey& mask = ovscls::view(subtable)->mask;
+        add_rule_marks(*families_by_map_.at(mask.map).published, mask, rule, false);
+    }
+}
+
+void TuplePruningIndex::ranking_published(const PvectorImpl* ranking) {
+    auto* next = new Binding;
+    next->ranking = ranking;
+    next->size = ranking->size.load(std::memory_order_relaxed);
+    next->start = next->size >= config_.head + config_.min_tail ? config_.head : next->size;
+    next->by_slot.assign(members_.size(), {UINT32_MAX, nullptr});
+    for (size_t p = 0; p < next->size; p++) {
+        const auto* subtable = static_cast<const dpcls_subtable*>(ranking->vector[p].ptr);
+        auto found = slot_of_.find(subtable);
+        if (found != slot_of_.end()) {
+            next->by_slot[found->second] = {static_cast<uint32_t>(p), subtable};
+        }
+    }
+    binding_bytes_ = sizeof(Binding) + next->by_slot.size() * sizeof(Binding::Entry);
+    const Binding* old = binding_.exchange(next, std::memory_order_acq_rel);
+    if (old) {
+        postpone_delete(old);
+    }
+}
+
+TuplePruningStats TuplePruningIndex::stats() const {
+    TuplePruningStats out;
+    out.bytes = bytes(nullptr);
+    for (const auto& [map, state] : families_by_map_) {
+        out.families++;
+        if (state.published) {
+            for (const auto& trie : state.published->tries) {
+                out.lane_nodes += trie ? trie->nodes() : 0;
+            }
+        }
+    }
+    for (const Member& m : members_) {
+        if (!m.subtable) {
+            continue;
+        }
+        if (m.indexed) {
+            out.subtables++;
+            out.rules += m.rules.size();
+        } else {
+            out.unindexed++;
+        }
+    }
+    out.rebuilds = rebuilds_;
+    out.keys = keys_.load(std::memory_order_relaxed);
+    out.probes = probes_.load(std::memory_order_relaxed);
+    out.loops = loops_.load(std::memory_order_relaxed);
+    return out;
+}
+
+// ---- reader side ----
+
+TailIndex::View TuplePruningIndex::view(const PvectorImpl* ranking, size_t size) const {
+    const Binding* b = binding_.load(std::memory_order_acquire);
+    if (!b || b->ranking != ranking || b->size != size || b->start >= size) {
+        return {};
+    }
+    return {b, b->start};
+}
+
+uint32_t TuplePruningIndex::lookup(const View& v, uint32_t keys_map, const netdev_flow_key* keys[],
+                                   dpcls_rule** rules, int* lookups) const {
+    const auto* b = static_cast<const Binding*>(v.binding);
+    const Families* families = families_.load(std::memory_order_acquire);
+    const Unindexed* unindexed = unindexed_.load(std::memory_order_acquire);
+    const size_t max = std::min<size_t>(config_.max_candidates, 256);
+    Candidate cands[256];
+    uint32_t found = 0;
+    uint64_t probes = 0, loops = 0;
+    // A candidate, if it belongs to this ranking's tail.
+    auto position_of = [&](uint32_t slot, const dpcls_subtable* subtable) -> uint32_t {
+        if (slot >= b->by_slot.size() || b->by_slot[slot].subtable != subtable) {
+            return UINT32_MAX;  // not in the ranking this reader reads
+        }
+        const uint32_t p = b->by_slot[slot].position;
+        return p >= v.start ? p : UINT32_MAX;
+    };
+    for (uint32_t map = keys_map; map; map &= map - 1) {
+        const uint32_t i = std::countr_zero(map);
+        const uint32_t bit = 1u << i;
+        const FlowKey& key = *ovscls::view(keys[i]);
+        size_t n = 0;
+        bool overflow = false;
+        auto add = [&](uint32_t slot, const dpcls_subtable* subtable) {
+            const uint32_t p = position_of(slot, subtable);
+            if (p == UINT32_MAX) {
+                return true;
+            }
+            if (n == max) {
+                overflow = true;
+                return false;
+            }
+            cands[n++] = {p, subtable};
+            return true;
+        };
+        for (size_t f = 0; families && f < families->n && !overflow; f++) {
+            const Family& family = *families->family[f];
+            uint64_t allowed[kMaxLevels];
+            bool none = false;
+            for (size_t l = 0; l < family.lanes.size(); l++) {
+                const Lane& lane = family.lanes[l];
+                if (!lane.prefix) {
+                    allowed[l] = ~uint64_t{0};
+                    continue;
+                }
+                const uint64_t word = key_word(key, family.flow_words[lane.block]);
+                allowed[l] = family.tries[l]->depths(lane_of(word, lane.shift));
+                if (!allowed[l]) {
+                    none = true;  // no rule of the family agrees with the key here
+                    break;
+                }
+            }
+            if (!none) {
+                family.tuples->collect(
+                    allowed, [&](const TupleLeaf& leaf) { return add(leaf.slot, leaf.subtable); });
+            }
+        }
+        for (size_t u = 0; unindexed && u < unindexed->n && !overflow; u++) {
+            const uint32_t slot = unindexed->slot[u];
+            if (slot < b->by_slot.size()) {
+                add(slot, b->by_slot[slot].subtable);
+            }
+        }
+        if (overflow) {
+            // Too many to sort: the loop over the tail, in rank order.
+            loops++;
+            for (size_t p = v.start; p < b->size; p++) {
+                auto* subtable = static_cast<dpcls_subtable*>(b->ranking->vector[p].ptr);
+                auto fn = ovscls::view(subtable)->lookup_func.load(std::memory_order_acquire);
+                probes++;
+                if (fn(subtable, bit, keys, rules)) {
+                    found |= bit;
+                    *lookups += static_cast<int>(p) + 1;
+                    break;
+                }
+            }
+            continue;
+        }
+        std::sort(cands, cands + n,
+                  [](const Candidate& x, const Candidate& y) { return x.position < y.position; });
+        for (size_t c = 0; c < n; c++) {
+            auto* subtable = const_cast<dpcls_subtable*>(cands[c].subtable);
+            auto fn = ovscls::view(subtable)->lookup_func.load(std::memory_order_acquire);
+            probes++;
+            if (fn(subtable, bit, keys, rules)) {
+                found |= bit;
+                *lookups += static_cast<int>(cands[c].position) + 1;
+                break;
+            }
+        }
+    }
+    keys_.fetch_add(std::popcount(keys_map), std::memory_order_relaxed);
+    probes_.fetch_add(probes, std::memory_order_relaxed);
+    loops_.fetch_add(loops, std::memory_order_relaxed);
+    return found;
+}
+
+}  // namespace ovscls::tail

@@ -1,0 +1,216 @@
+// tuple_pruning.hpp: the tail index (classifier/tail.hpp) by tuple pruning.
+//
+// Why not hash on relaxed masks (TupleMerge).  A Tuple Space Explosion
+// makes masks that differ in prefix lengths, with rules that agree with the
+// attacked rule up to their own length: attack frame m of perf/p2p's
+// scenario (e) differs from the ACL's nw_src 10.0.0.1 first at bit i, so
+// its megaflow holds nw_src = 10.0.0.1 with bit i flipped, under /i+1.
+// Under any relaxed mask of k bits, every rule with i >= k has the same
+// relaxed key: one bucket holds most of the flood, and a key walks it.
+//
+// Tuple pruning (Srinivasan, Suri and Varghese, "Packet classification
+// using tuple space search", SIGCOMM 1999) asks each field which prefix
+// lengths can match at all, and probes only the tuples (subtables) whose
+// every length is allowed.  Here, without knowing OVS's fields:
+// - Subtables of one miniflow map form a *family*.  Each mask word is four
+//   16-bit *lanes*; a lane whose mask differs between the family's
+//   subtables is *varying*.  A varying lane whose masks are all prefixes
+//   (in network bit order) gets a LaneTrie (lane_trie.hpp) of its rules'
+//   lane values; a varying lane with other masks (tcp_flags bits, say) is
+//   not pruned on, it only tells the subtables apart.
+// - A subtable is a tuple of lane ids, one per varying lane (its prefix
+//   depth, or the index of its non-prefix mask), filed in the family's
+//   TupleTrie (tuple_trie.hpp).
+// - A key: per family, per prefix lane, the depths some rule holds on its
+//   path (LaneTrie::depths, <= 16 steps); then the tuple trie yields only
+//   subtables every lane allows (the candidates); they are probed with
+//   their own lookup_func in rank order until one matches.
+//
+// Worked example (scenario (e)): 2500 attack subtables, one family; attack
+// subtable m = (i, j, k) masks nw_src /i+1, nw_dst /j+1, tp_src /k+1.  Its
+// varying lanes: nw_src's two, nw_dst's two, tp_src's.  A legitimate UDP
+// key from 10.0.0.7 to 16.0.3.9:
+// - nw_src's first lane is 10.0, as the attacked 10.0.0.1's: the walk
+//   passes no mark of the rules with i < 16 (they leave 10.0 at bit i) and
+//   ends marked at depth 16 (the rules with i >= 16); so {16}.  Its second
+//   lane, .0.7, leaves .0.1 at bit 29: the walk passes the mark of the rule
+//   with i = 29 (depth 14: the flipped bit is the key's), and the root,
+//   marked by the rules with i < 16 (depth 0 there); so {0, 14}.
+// - nw_dst's first lane, 16.0, leaves 10.0 at bit 3: {4}; its second: {0}.
+// - tp_src: the one depth at which the key's port leaves 1000.
+// The trie holds no tuple (16, 0, ...), so at most the one subtable
+// (i = 29, j = 3, k) is probed (it holds a TCP rule: a miss), instead of
+// 2500.  An attack frame's key reaches its own subtable the same way.
+//
+// Exactness: a rule that matches a key agrees with it on every lane of its
+// mask, so its subtable's depth is among the lane's allowed depths and its
+// tuple is a candidate; the candidate is probed by the subtable's own
+// lookup, which decides.  So the index can only probe too much, never miss.
+//
+// Limits (each counted in stats()): a family with more than 64 masks in a
+// non-prefix lane or more than 32 varying lanes is not indexed, and no
+// subtable is indexed once the index holds max_bytes; subtables not
+// indexed are probed one by one, in rank order with the candidates.  A key
+// with more than max_candidates candidates runs the plain loop over the
+// tail.  The cost of a key: the families' lane walks (<= 17 node visits
+// per prefix lane) and the tuple trie's nodes on allowed paths, whatever
+// the number of subtables.
+//
+// Writers (classifier/tail.hpp's order, under the classifier's writer
+// lock) update the tries in place; a family whose lanes change (a new mask
+// makes a lane vary, or puts a non-prefix mask in a prefix lane) is rebuilt
+// and replaced whole.  Readers take no lock; what they may still see is
+// freed after an RCU grace period.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "classifier/tail.hpp"
+#include "tail/lane_trie.hpp"
+#include "tail/tuple_trie.hpp"
+
+namespace ovscls::tail {
+
+struct TuplePruningConfig {
+    size_t head = 16;      // positions left to the loop, fused and JIT lookups
+    size_t min_tail = 32;  // served only when the ranking has this many after `head`
+    size_t max_bytes = size_t{64} << 20;
+    size_t max_candidates = 64;  // per key; more: the loop over the tail
+};
+
+struct TuplePruningStats {
+    size_t families = 0;   // miniflow maps in the index
+    size_t subtables = 0;  // indexed
+    size_t unindexed = 0;  // subtables probed one by one (limits above)
+    size_t rules = 0;      // of indexed subtables
+    size_t lane_nodes = 0;
+    size_t bytes = 0;  // lane tries, tuple tries, bindings
+    uint64_t rebuilds = 0;
+    // Reader side, since the start: keys looked up, subtables probed for
+    // them, and keys that had too many candidates (the loop over the tail).
+    uint64_t keys = 0;
+    uint64_t probes = 0;
+    uint64_t loops = 0;
+};
+
+class TuplePruningIndex final : public TailIndex {
+  public:
+    explicit TuplePruningIndex(TuplePruningConfig config = {});
+    ~TuplePruningIndex() override;  // readers must be gone
+
+    void subtable_added(const dpcls_subtable* subtable) override;
+    void subtable_removed(const dpcls_subtable* subtable) override;
+    void rule_inserted(const dpcls_subtable* subtable, const dpcls_rule* rule) override;
+    void rule_removed(const dpcls_subtable* subtable, const dpcls_rule* rule) override;
+    void ranking_published(const PvectorImpl* ranking) override;
+
+    View view(const PvectorImpl* ranking, size_t size) const override;
+    uint32_t lookup(const View& view, uint32_t keys_map, const netdev_flow_key* keys[],
+                    dpcls_rule** rules, int* lookups) const override;
+
+    TuplePruningStats stats() const;  // writer side
+    const TuplePruningConfig& config() const { return config_; }
+
+  private:
+    struct Lane {
+        uint8_t block;                // of the family's mask words
+        uint8_t shift;                // 16 * the lane's place in the word
+        bool prefix;                  // pruned on: a LaneTrie
+        std::vector<uint16_t> masks;  // !prefix: id -> lane mask
+    };
+    // What readers walk: one family, immutable but for its tries.
+    struct Family {
+        MiniflowMap map{};
+        bool indexed = true;
+        std::vector<uint8_t> flow_words;               // per mask block: its word of struct flow
+        std::vector<Lane> lanes;                       // the varying ones
+        std::vector<std::unique_ptr<LaneTrie>> tries;  // per lane; null unless prefix
+        std::unique_ptr<TupleTrie> tuples;
+        size_t bytes() const;
+    };
+    struct Families {
+        size_t n;
+        const Family* family[];
+    };
+    // Per published ranking: slot -> position and subtable.
+    struct Binding {
+        const PvectorImpl* ranking;
+        size_t size;
+        size_t start;  // == size: serves none
+        struct Entry {
+            uint32_t position;
+            const dpcls_subtable* subtable;
+        };
+        std::vector<Entry> by_slot;
+    };
+    struct Unindexed {
+        size_t n;
+        uint32_t slot[];
+    };
+
+    // Writer side.
+    struct Member {
+        const dpcls_subtable* subtable;
+        uint32_t slot;
+        bool indexed;
+        std::vector<uint8_t> ids;  // the tuple, while indexed
+        std::vector<const dpcls_rule*> rules;
+    };
+    struct FamilyState {
+        MiniflowMap map;
+        Family* published = nullptr;
+        std::vector<uint32_t> members;  // slots
+        // Per lane (4 per mask block): how many members mask it how.
+        std::vector<std::map<uint16_t, uint32_t>> lane_masks;
+    };
+    struct MapHash {
+        size_t operator()(const MiniflowMap& m) const {
+            return std::hash<uint64_t>()(m.bits[0] * 0x9e3779b97f4a7c15ull ^ m.bits[1]);
+        }
+    };
+    struct MapEq {
+        bool operator()(const MiniflowMap& a, const MiniflowMap& b) const {
+            return a.bits[0] == b.bits[0] && a.bits[1] == b.bits[1];
+        }
+    };
+
+    // Lane `lane` of the family's words, as its mask or value in network bit order.
+    static uint16_t lane_of(uint64_t word, unsigned shift);
+    bool needs_rebuild(const FamilyState& state, const Family& family) const;
+    void rebuild(FamilyState& state);
+    // The member's tuple in `family`; false when a lane id does not fit.
+    bool tuple_of(const Family& family, const Member& member, std::vector<uint8_t>& ids) const;
+    void index_member(Family& family, Member& member);
+    void unindex_member(Family& family, Member& member);
+    void add_rule_marks(Family& family, const FlowKey& mask, const dpcls_rule* rule, bool add);
+    // What the published families (and `building`, if not one of them) and
+    // the binding hold.
+    size_t bytes(const Family* building) const;
+    void publish_families();
+    void publish_unindexed();
+    void retire_family(Family* family);
+
+    const TuplePruningConfig config_;
+    std::atomic<const Families*> families_{nullptr};
+    std::atomic<const Binding*> binding_{nullptr};
+    std::atomic<const Unindexed*> unindexed_{nullptr};
+
+    std::vector<Member> members_;  // by slot; subtable null: free
+    std::vector<uint32_t> free_slots_;
+    std::unordered_map<const dpcls_subtable*, uint32_t> slot_of_;
+    std::unordered_map<MiniflowMap, FamilyState, MapHash, MapEq> families_by_map_;
+    size_t binding_bytes_ = 0;
+    uint64_t rebuilds_ = 0;
+    // Reader-side counts, added once per lookup() call (relaxed: statistics).
+    mutable std::atomic<uint64_t> keys_{0};
+    mutable std::atomic<uint64_t> probes_{0};
+    mutable std::atomic<uint64_t> loops_{0};
+};
+
+}  // namespace ovscls::tail
