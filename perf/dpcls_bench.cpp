@@ -231,6 +231,7 @@ struct Setup {
     size_t subtables = 0;
     std::string impls;  // subtables per lookup, "jit_avx2 13"
     double lookups_per_hit = 0;
+    double insert_ticks = 0;   // per rule, building the table
     std::vector<int> answers;  // per key: the rule's index, or -1
     std::vector<double> reps;  // ticks per packet, one per repetition
 };
@@ -286,7 +287,7 @@ bool fill(Setup& s, const Table& t) {
         tail_index = std::move(owned);
     }
     s.cls = std::make_unique<Classifier>(*s.registry, s.fused, std::move(tail_index));
-    int index = 0;
+    std::vector<std::pair<FlowKey, FullFlow>> parsed;
     for (const std::string& text : t.rules) {
         FullFlow flow{}, wc{};
         char err[256];
@@ -296,15 +297,39 @@ bool fill(Setup& s, const Table& t) {
             std::fprintf(stderr, "%s: rule '%s': %s\n", t.name.c_str(), text.c_str(), err);
             return false;
         }
+        parsed.emplace_back(mask, flow);
+    }
+    // The writer's side: ticks per insert (most of the flood's make a new
+    // subtable each), over the whole table.
+    const uint64_t start = __rdtsc();
+    for (size_t index = 0; index < parsed.size(); index++) {
         dpcls_rule* rule = nullptr;
         // A megaflow whose masked key is already there (the corpus repeats
         // some across bridges) is left out, as dpcls would never hold both.
-        if (s.cls->insert(mask, flow.data(), &rule)) {
-            s.rule_index[rule] = index;
+        if (s.cls->insert(parsed[index].first, parsed[index].second.data(), &rule)) {
+            s.rule_index[rule] = static_cast<int>(index);
         }
-        index++;
     }
+    s.insert_ticks = static_cast<double>(__rdtsc() - start) / static_cast<double>(parsed.size());
     return true;
+}
+
+// Removes every rule (the last subtables' go first, as a flood's expire),
+// timed: ticks per removal.
+double remove_all(Setup& s) {
+    std::vector<std::pair<int, dpcls_rule*>> rules;
+    for (const auto& [rule, index] : s.rule_index) {
+        rules.emplace_back(index, const_cast<dpcls_rule*>(rule));
+    }
+    std::sort(rules.rbegin(), rules.rend());
+    const uint64_t start = __rdtsc();
+    for (const auto& [index, rule] : rules) {
+        s.cls->remove(rule);
+    }
+    const double ticks = static_cast<double>(__rdtsc() - start) / static_cast<double>(rules.size());
+    s.rule_index.clear();
+    ovsb_rcu_quiesce();
+    return ticks;
 }
 
 // One pass over the key pool; returns the hits and adds to *lookups.
@@ -495,6 +520,14 @@ int run_table(const Table& t, int reps, int windows, bool broken) {
     }
     if (!jit_built()) {
         std::printf("  jit_avx2: not measured: %s\n", jit_build_note().c_str());
+    }
+    if (t.flood) {
+        std::printf("  writer side, ticks per rule: insert (building the table), remove (all)\n");
+        for (Setup& s : setups) {
+            const double removal = remove_all(s);
+            std::printf("  %-12s insert %9.1f  remove %9.1f\n", s.name.c_str(), s.insert_ticks,
+                        removal);
+        }
     }
     return 0;
 }

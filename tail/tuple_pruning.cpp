@@ -74,6 +74,11 @@ size_t TuplePruningIndex::Family::bytes() const {
             out += sizeof(LaneTrie) + trie->nodes() * LaneTrie::kNodeBytes;
         }
     }
+    for (const auto& set : sets) {
+        if (set) {
+            out += sizeof(LaneSets) + set->bytes();
+        }
+    }
     return out;
 }
 
@@ -147,15 +152,20 @@ void TuplePruningIndex::add_rule_marks(Family& family, const FlowKey& mask, cons
     const Rule* rule = reinterpret_cast<const Rule*>(rule_);
     for (size_t i = 0; i < family.lanes.size(); i++) {
         const Lane& lane = family.lanes[i];
-        if (!lane.prefix) {
-            continue;
-        }
-        const unsigned depth = std::countl_one(lane_of(mask.values[lane.block], lane.shift));
+        const uint16_t m = lane_of(mask.values[lane.block], lane.shift);
         const uint16_t value = lane_of(rule->flow.values[lane.block], lane.shift);
-        if (add) {
-            family.tries[i]->insert(value, depth);
+        if (!lane.prefix) {
+            const auto id = static_cast<unsigned>(
+                std::find(lane.masks.begin(), lane.masks.end(), m) - lane.masks.begin());
+            if (add) {
+                family.sets[i]->insert(id, value);
+            } else {
+                family.sets[i]->remove(id, value);
+            }
+        } else if (add) {
+            family.tries[i]->insert(value, std::countl_one(m));
         } else {
-            family.tries[i]->remove(value, depth);
+            family.tries[i]->remove(value, std::countl_one(m));
         }
     }
 }
@@ -228,6 +238,10 @@ void TuplePruningIndex::rebuild(FamilyState& state) {
     if (family->indexed) {
         for (const Lane& lane : family->lanes) {
             family->tries.push_back(lane.prefix ? std::make_unique<LaneTrie>() : nullptr);
+            family->sets.push_back(lane.prefix ? nullptr : std::make_unique<LaneSets>());
+            for (size_t id = 0; id < lane.masks.size(); id++) {
+                family->sets.back()->add_mask(static_cast<unsigned>(id), lane.masks[id]);
+            }
         }
         family->tuples = std::make_unique<TupleTrie>(static_cast<unsigned>(family->lanes.size()));
     } else {
@@ -295,6 +309,8 @@ void TuplePruningIndex::subtable_added(const dpcls_subtable* subtable) {
     Member& member = members_[slot];
     member = Member{subtable, slot, false, {}, {}};
     slot_of_[subtable] = slot;
+    subtable_of_slot_.resize(members_.size());
+    subtable_of_slot_[slot] = subtable;
 
     const FlowKey& mask = ovscls::view(subtable)->mask;
     auto [it, created] = families_by_map_.try_emplace(mask.map);
@@ -321,7 +337,9 @@ void TuplePruningIndex::subtable_added(const dpcls_subtable* subtable) {
             const uint16_t m = lane_of(mask.values[lane.block], lane.shift);
             if (!lane.prefix &&
                 std::find(lane.masks.begin(), lane.masks.end(), m) == lane.masks.end()) {
-                // Readers never read `masks`: the writer alone maps masks to ids.
+                // Readers never read `masks` (the writer alone maps masks to
+                // ids); they read the sets' own copy.
+                family.sets[i]->add_mask(static_cast<unsigned>(lane.masks.size()), m);
                 lane.masks.push_back(m);
             }
         }
@@ -354,6 +372,7 @@ void TuplePruningIndex::subtable_removed(const dpcls_subtable* subtable) {
     }
     std::erase(state.members, slot);
     member = Member{};
+    subtable_of_slot_[slot] = nullptr;
     free_slots_.push_back(slot);
     if (state.members.empty()) {
         retire_family(state.published);
@@ -402,13 +421,29 @@ void TuplePruningIndex::ranking_published(const PvectorImpl* ranking) {
     next->size = ranking->size.load(std::memory_order_relaxed);
     next->start = next->size >= config_.head + config_.min_tail ? config_.head : next->size;
     next->by_slot.assign(members_.size(), {UINT32_MAX, nullptr});
+    // The last ranking's slot at each position answers most positions
+    // without a hash lookup: a new subtable goes last, a removal shifts
+    // the ones after it by one, a sort moves few.
+    std::vector<uint32_t> slots(next->size, UINT32_MAX);
+    auto is = [&](uint32_t slot, const dpcls_subtable* subtable) {
+        return slot < subtable_of_slot_.size() && subtable_of_slot_[slot] == subtable;
+    };
     for (size_t p = 0; p < next->size; p++) {
         const auto* subtable = static_cast<const dpcls_subtable*>(ranking->vector[p].ptr);
-        auto found = slot_of_.find(subtable);
-        if (found != slot_of_.end()) {
-            next->by_slot[found->second] = {static_cast<uint32_t>(p), subtable};
+        uint32_t slot = UINT32_MAX;
+        if (p < slot_at_.size() && is(slot_at_[p], subtable)) {
+            slot = slot_at_[p];
+        } else if (p + 1 < slot_at_.size() && is(slot_at_[p + 1], subtable)) {
+            slot = slot_at_[p + 1];
+        } else if (auto found = slot_of_.find(subtable); found != slot_of_.end()) {
+            slot = found->second;
+        }
+        if (slot != UINT32_MAX) {
+            next->by_slot[slot] = {static_cast<uint32_t>(p), subtable};
+            slots[p] = slot;
         }
     }
+    slot_at_ = std::move(slots);
     binding_bytes_ = sizeof(Binding) + next->by_slot.size() * sizeof(Binding::Entry);
     const Binding* old = binding_.exchange(next, std::memory_order_acq_rel);
     if (old) {
@@ -455,16 +490,23 @@ TailIndex::View TuplePruningIndex::view(const PvectorImpl* ranking, size_t size)
     return {b, b->start};
 }
 
+// Two phases.  Per key, its candidates in rank order (a span of one pool);
+// then rounds: each key still unmatched probes its next candidate, and
+// the keys whose next candidate is the same subtable share one call of its
+// lookup (as the loop's calls take the burst).  Keys with too many
+// candidates go through the tail's subtables together, as the loop would.
 uint32_t TuplePruningIndex::lookup(const View& v, uint32_t keys_map, const netdev_flow_key* keys[],
                                    dpcls_rule** rules, int* lookups) const {
+    constexpr size_t kPool = 512;
     const auto* b = static_cast<const Binding*>(v.binding);
     const Families* families = families_.load(std::memory_order_acquire);
     const Unindexed* unindexed = unindexed_.load(std::memory_order_acquire);
-    const size_t max = std::min<size_t>(config_.max_candidates, 256);
-    Candidate cands[256];
-    uint32_t found = 0;
-    uint64_t probes = 0, loops = 0;
-    // A candidate, if it belongs to this ranking's tail.
+    Candidate pool[kPool];
+    size_t used = 0;
+    uint16_t first[kMaxBurst], count[kMaxBurst] = {}, next[kMaxBurst] = {};
+    uint32_t pending = 0, to_loop = 0, found = 0;
+    uint64_t probes = 0;
+    // A candidate's position, if it belongs to this ranking's tail.
     auto position_of = [&](uint32_t slot, const dpcls_subtable* subtable) -> uint32_t {
         if (slot >= b->by_slot.size() || b->by_slot[slot].subtable != subtable) {
             return UINT32_MAX;  // not in the ranking this reader reads
@@ -474,8 +516,8 @@ uint32_t TuplePruningIndex::lookup(const View& v, uint32_t keys_map, const netde
     };
     for (uint32_t map = keys_map; map; map &= map - 1) {
         const uint32_t i = std::countr_zero(map);
-        const uint32_t bit = 1u << i;
         const FlowKey& key = *ovscls::view(keys[i]);
+        const size_t max = std::min(config_.max_candidates, kPool - used);
         size_t n = 0;
         bool overflow = false;
         auto add = [&](uint32_t slot, const dpcls_subtable* subtable) {
@@ -487,7 +529,7 @@ uint32_t TuplePruningIndex::lookup(const View& v, uint32_t keys_map, const netde
                 overflow = true;
                 return false;
             }
-            cands[n++] = {p, subtable};
+            pool[used + n++] = {p, subtable};
             return true;
         };
         for (size_t f = 0; families && f < families->n && !overflow; f++) {
@@ -496,12 +538,10 @@ uint32_t TuplePruningIndex::lookup(const View& v, uint32_t keys_map, const netde
             bool none = false;
             for (size_t l = 0; l < family.lanes.size(); l++) {
                 const Lane& lane = family.lanes[l];
-                if (!lane.prefix) {
-                    allowed[l] = ~uint64_t{0};
-                    continue;
-                }
-                const uint64_t word = key_word(key, family.flow_words[lane.block]);
-                allowed[l] = family.tries[l]->depths(lane_of(word, lane.shift));
+                const uint16_t value =
+                    lane_of(key_word(key, family.flow_words[lane.block]), lane.shift);
+                allowed[l] =
+                    lane.prefix ? family.tries[l]->depths(value) : family.sets[l]->allowed(value);
                 if (!allowed[l]) {
                     none = true;  // no rule of the family agrees with the key here
                     break;
@@ -519,36 +559,64 @@ uint32_t TuplePruningIndex::lookup(const View& v, uint32_t keys_map, const netde
             }
         }
         if (overflow) {
-            // Too many to sort: the loop over the tail, in rank order.
-            loops++;
-            for (size_t p = v.start; p < b->size; p++) {
-                auto* subtable = static_cast<dpcls_subtable*>(b->ranking->vector[p].ptr);
-                auto fn = ovscls::view(subtable)->lookup_func.load(std::memory_order_acquire);
-                probes++;
-                if (fn(subtable, bit, keys, rules)) {
-                    found |= bit;
-                    *lookups += static_cast<int>(p) + 1;
-                    break;
-                }
-            }
+            to_loop |= 1u << i;
             continue;
         }
-        std::sort(cands, cands + n,
+        std::sort(pool + used, pool + used + n,
                   [](const Candidate& x, const Candidate& y) { return x.position < y.position; });
-        for (size_t c = 0; c < n; c++) {
-            auto* subtable = const_cast<dpcls_subtable*>(cands[c].subtable);
+        first[i] = static_cast<uint16_t>(used);
+        count[i] = static_cast<uint16_t>(n);
+        used += n;
+        pending |= n ? 1u << i : 0;
+    }
+    while (pending) {
+        struct Group {
+            const Candidate* c;
+            uint32_t keys;
+        } groups[kMaxBurst];
+        size_t n_groups = 0;
+        for (uint32_t map = pending; map; map &= map - 1) {
+            const uint32_t i = std::countr_zero(map);
+            const Candidate* c = &pool[first[i] + next[i]];
+            size_t g = 0;
+            while (g < n_groups && groups[g].c->subtable != c->subtable) {
+                g++;
+            }
+            if (g == n_groups) {
+                groups[n_groups++] = {c, 0};
+            }
+            groups[g].keys |= 1u << i;
+        }
+        for (size_t g = 0; g < n_groups; g++) {
+            auto* subtable = const_cast<dpcls_subtable*>(groups[g].c->subtable);
             auto fn = ovscls::view(subtable)->lookup_func.load(std::memory_order_acquire);
-            probes++;
-            if (fn(subtable, bit, keys, rules)) {
-                found |= bit;
-                *lookups += static_cast<int>(cands[c].position) + 1;
-                break;
+            const uint32_t hit = fn(subtable, groups[g].keys, keys, rules);
+            probes += std::popcount(groups[g].keys);
+            found |= hit;
+            *lookups += std::popcount(hit) * (static_cast<int>(groups[g].c->position) + 1);
+            pending &= ~hit;
+            for (uint32_t map = groups[g].keys & ~hit; map; map &= map - 1) {
+                const uint32_t i = std::countr_zero(map);
+                if (++next[i] == count[i]) {
+                    pending &= ~(1u << i);  // its last candidate: a miss
+                }
             }
         }
     }
+    // Keys with too many candidates: the loop over the tail, in rank order.
+    const uint32_t looped = to_loop;
+    for (size_t p = v.start; to_loop && p < b->size; p++) {
+        auto* subtable = static_cast<dpcls_subtable*>(b->ranking->vector[p].ptr);
+        auto fn = ovscls::view(subtable)->lookup_func.load(std::memory_order_acquire);
+        const uint32_t hit = fn(subtable, to_loop, keys, rules);
+        probes += std::popcount(to_loop);
+        found |= hit;
+        *lookups += std::popcount(hit) * (static_cast<int>(p) + 1);
+        to_loop &= ~hit;
+    }
     keys_.fetch_add(std::popcount(keys_map), std::memory_order_relaxed);
     probes_.fetch_add(probes, std::memory_order_relaxed);
-    loops_.fetch_add(loops, std::memory_order_relaxed);
+    loops_.fetch_add(std::popcount(looped), std::memory_order_relaxed);
     return found;
 }
 

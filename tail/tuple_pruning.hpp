@@ -16,13 +16,15 @@
 //   16-bit *lanes*; a lane whose mask differs between the family's
 //   subtables is *varying*.  A varying lane whose masks are all prefixes
 //   (in network bit order) gets a LaneTrie (lane_trie.hpp) of its rules'
-//   lane values; a varying lane with other masks (tcp_flags bits, say) is
-//   not pruned on, it only tells the subtables apart.
+//   lane values; a varying lane with other masks (tcp_flags bits, say)
+//   gets LaneSets (lane_sets.hpp): per mask, which masked values its rules
+//   hold (its first 16 masks; any further ones are not pruned on).
 // - A subtable is a tuple of lane ids, one per varying lane (its prefix
 //   depth, or the index of its non-prefix mask), filed in the family's
 //   TupleTrie (tuple_trie.hpp).
 // - A key: per family, per prefix lane, the depths some rule holds on its
-//   path (LaneTrie::depths, <= 16 steps); then the tuple trie yields only
+//   path (LaneTrie::depths, <= 16 steps), per other varying lane the masks
+//   some rule agrees with (a bit test each); then the tuple trie yields only
 //   subtables every lane allows (the candidates); they are probed with
 //   their own lookup_func in rank order until one matches.
 //
@@ -72,6 +74,7 @@
 #include <vector>
 
 #include "classifier/tail.hpp"
+#include "tail/lane_sets.hpp"
 #include "tail/lane_trie.hpp"
 #include "tail/tuple_trie.hpp"
 
@@ -131,6 +134,7 @@ class TuplePruningIndex final : public TailIndex {
         std::vector<uint8_t> flow_words;               // per mask block: its word of struct flow
         std::vector<Lane> lanes;                       // the varying ones
         std::vector<std::unique_ptr<LaneTrie>> tries;  // per lane; null unless prefix
+        std::vector<std::unique_ptr<LaneSets>> sets;   // per lane; null if prefix
         std::unique_ptr<TupleTrie> tuples;
         size_t bytes() const;
     };
@@ -204,6 +208,8 @@ class TuplePruningIndex final : public TailIndex {
     std::vector<Member> members_;  // by slot; subtable null: free
     std::vector<uint32_t> free_slots_;
     std::unordered_map<const dpcls_subtable*, uint32_t> slot_of_;
+    std::vector<uint32_t> slot_at_;                        // the last binding's slot per position
+    std::vector<const dpcls_subtable*> subtable_of_slot_;  // members_[slot].subtable, dense
     std::unordered_map<MiniflowMap, FamilyState, MapHash, MapEq> families_by_map_;
     size_t binding_bytes_ = 0;
     uint64_t rebuilds_ = 0;
