@@ -81,7 +81,7 @@ version=$debian_version+ovscls$revision
     die "built and tested on amd64 only; this is $(dpkg --print-architecture)"
 
 cache=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
-key=$( (cd "$top" && find packages/build-deb.sh plugin classifier lookups jit cmake CMakeLists.txt \
+key=$( (cd "$top" && find packages/build-deb.sh plugin classifier lookups tail jit cmake CMakeLists.txt \
     patches/series-3.1 patches/3.1 -type f | LC_ALL=C sort | xargs cat
     echo "$debian_version $revision $plugin_default") | sha256sum | cut -c1-16)
 result=$cache/debs-$version-$key
@@ -149,7 +149,7 @@ while read -r p; do
 done <"$top/patches/series-3.1"
 step "added the series' $n patches to debian/patches/series (after Debian's)"
 mkdir -p "$tree/debian/ovscls-plugin"
-(cd "$top" && cp -r CMakeLists.txt cmake classifier lookups jit plugin "$tree/debian/ovscls-plugin/")
+(cd "$top" && cp -r CMakeLists.txt cmake classifier lookups tail jit plugin "$tree/debian/ovscls-plugin/")
 # Build-Depends: what the plugin is built with.
 grep -q '^Build-Depends:' "$tree/debian/control" || die "debian/control has no Build-Depends line"
 sed -i 's/^Build-Depends: /Build-Depends: cmake, g++, libxbyak-dev [amd64], /' "$tree/debian/control"

@@ -97,7 +97,8 @@ run_ctest build/tsan -R 'concurrency_test|jit_test|fused_test'
 
 phase "the unit tests under AddressSanitizer (leaks too) and UndefinedBehaviorSanitizer"
 scripts/build.sh asan --target differential_test --target classifier_test --target hash_test \
-    --target corpus_test --target concurrency_test --target jit_test --target fused_test
+    --target corpus_test --target concurrency_test --target jit_test --target fused_test \
+    --target tail_index_test
 export ASAN_OPTIONS="halt_on_error=1 detect_leaks=1"
 export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1"
 run_ctest build/asan
