@@ -15,21 +15,14 @@
 #include "cpu_case.hpp"
 #include "generators.hpp"
 #include "guarded_keys.hpp"
-#include "ovs_loop.hpp"
 #include "jit/engine.hpp"
 #include "jit/fused_generator.hpp"
+#include "ovs_loop.hpp"
 #include "reference/ovs_reference.h"
 #include "standalone/builtin_lookups.hpp"
 
 namespace ovscls::test {
 namespace {
-
-// A mask over `map` (values in map order).
-FlowKey mask_of(const uint64_t map[2], const std::vector<uint64_t>& values) {
-    FlowKey mask{};
-    ovsb_mask_init_raw(ovs(&mask), map, values.data(), values.size());
-    return mask;
-}
 
 // The n-th set bit of `bits`.
 uint32_t nth_bit(uint64_t bits, uint32_t n) {

@@ -18,6 +18,14 @@
 
 namespace ovscls::test {
 
+// A mask over `map` with `values` in map order, built as
+// dpif-netdev's netdev_flow_mask_init would (hash and len included).
+inline FlowKey mask_of(const uint64_t map[2], const std::vector<uint64_t>& values) {
+    FlowKey mask{};
+    ovsb_mask_init_raw(ovs(&mask), map, values.data(), values.size());
+    return mask;
+}
+
 // Draws from a seeded PRNG, or, for the fuzz targets, from the fuzzer's
 // input bytes first (each decision takes the next bytes, so a mutated byte
 // changes one decision) and from a PRNG seeded by those bytes once they run

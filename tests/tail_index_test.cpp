@@ -26,12 +26,6 @@
 namespace ovscls::test {
 namespace {
 
-FlowKey mask_of(const uint64_t map[2], const std::vector<uint64_t>& values) {
-    FlowKey mask{};
-    ovsb_mask_init_raw(ovs(&mask), map, values.data(), values.size());
-    return mask;
-}
-
 // A 32-bit prefix of `len` bits (network order) as the low half of a word.
 uint64_t prefix32(unsigned len) {
     const uint32_t be = len ? ~uint32_t{0} << (32 - len) : 0;
