@@ -30,13 +30,7 @@ cd "$(dirname "$0")/.."
 [ $# -ge 1 ] || { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "dpcls_lookup_cost.sh: needs valgrind" >&2; exit 1; }
 work=$(mktemp -d /tmp/dpcls-lookup-cost.XXXXXX)
-pids=()
-cleanup() {
-    local p
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
+trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -53,21 +47,29 @@ packet() {  # packet DST SRC_PORT
 }
 
 # measure LABEL TREE TABLE: prints "instructions packets"
+# Runs in a subshell of its own (the caller's $(...)), whose exit, normal
+# or by a signal, stops the two daemons it started.
 measure() {
     local label=$1 tree=$2 table=$3 run i b dst
+    db_pid="" vs_pid=""  # not local: the EXIT trap runs after the function returned
+    trap 'kill $db_pid $vs_pid 2>/dev/null || true' EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
     run=$(mktemp -d "$work/run.XXXXXX")
     export OVS_RUNDIR=$run OVS_LOGDIR=$run OVS_DBDIR=$run OVS_SYSCONFDIR=$run
     local vsctl="$tree/utilities/ovs-vsctl" appctl="$tree/utilities/ovs-appctl" ofctl="$tree/utilities/ovs-ofctl"
     "$tree/ovsdb/ovsdb-tool" create "$run/conf.db" "$tree/vswitchd/vswitch.ovsschema" >/dev/null
+    # (Its output elsewhere: the caller reads this function's output to its
+    # end, which a daemon holding it would never give.)
     "$tree/ovsdb/ovsdb-server" "$run/conf.db" --detach --no-chdir --pidfile --log-file \
-        --remote=punix:"$run/db.sock" 2>/dev/null
-    pids+=("$(cat "$run/ovsdb-server.pid")")
+        --remote=punix:"$run/db.sock" >/dev/null 2>&1
+    db_pid=$(cat "$run/ovsdb-server.pid")
     "$vsctl" --no-wait init
     "$vsctl" --no-wait set Open_vSwitch . other_config:emc-insert-inv-prob=0 other_config:max-idle=600000
     valgrind --tool=callgrind --toggle-collect=dpcls_lookup --callgrind-out-file="$run/callgrind.out" \
         "$tree/vswitchd/ovs-vswitchd" --enable-dummy --disable-system --disable-system-route \
         --no-chdir --pidfile --log-file >"$run/valgrind.log" 2>&1 &
-    pids+=($!)
+    vs_pid=$!
     for ((i = 0; i < 300; i++)); do
         [ -S "$run/ovs-vswitchd.$(cat "$run/ovs-vswitchd.pid" 2>/dev/null).ctl" ] && break
         sleep 0.2
@@ -124,7 +126,7 @@ measure() {
     # forwarded to p2).
     echo "$ir $(($(tx) - tx0))"
     "$appctl" exit >/dev/null 2>&1 || true
-    [ ! -f "$run/ovsdb-server.pid" ] || kill "$(cat "$run/ovsdb-server.pid")" 2>/dev/null || true
+    kill "$db_pid" 2>/dev/null || true
     sleep 1
 }
 
@@ -133,7 +135,12 @@ for arg in "$@"; do
     label=${arg%%=*}
     tree=$(cd "${arg#*=}" && pwd)
     for table in 1 13; do
-        read -r ir n < <(measure "$label" "$tree" "$table")
+        # measure runs in a subshell: waited for here (to its end, its
+        # daemons stopped) before the next starts or the EXIT trap removes
+        # its folder.  (Read from a process substitution, the last one
+        # outlived the script and left its ovsdb-server running.)
+        result=$(measure "$label" "$tree" "$table")
+        read -r ir n <<<"$result"
         printf '%-12s %-14s %14d %10d %12.1f\n' "$label" "$table subtables" "$ir" "$n" \
             "$(echo "$ir / $n" | bc -l)"
     done
