@@ -169,26 +169,10 @@ TEST(Fused, AnswersAsOvsLoopInRankOrder) {
             for (uint32_t i = 0; i < cnt; i++) {
                 keys[i] = guarded.place(i, f.key(g));  // reads past the contract fault
             }
-            const std::vector<uint32_t> h0 = hit_counts(ranked);
-            dpcls_rule* got[kMaxBurst];
-            int got_lookups = 0;
-            const bool got_all = f.cls->lookup(keys, cnt, got, &got_lookups);
-            const std::vector<uint32_t> h1 = hit_counts(ranked);
-            dpcls_rule* want[kMaxBurst] = {};
-            int want_lookups = 0;
-            const uint32_t keys_map = cnt == 32 ? ~0u : (1u << cnt) - 1;
-            const uint32_t want_found = ovs_loop(ranked, keys_map, keys, want, &want_lookups);
-            const std::vector<uint32_t> h2 = hit_counts(ranked);
-            for (uint32_t i = 0; i < cnt; i++) {
-                ASSERT_EQ(got[i], (want_found >> i & 1) ? want[i] : nullptr)
-                    << "phase " << phase << " burst " << b << " key " << i << " (fused over "
-                    << fused << ")";
-            }
-            ASSERT_EQ(got_lookups, want_lookups);
-            ASSERT_EQ(got_all, want_found == keys_map);
-            for (size_t s = 0; s < ranked.size(); s++) {
-                ASSERT_EQ(h1[s] - h0[s], h2[s] - h1[s]) << "hit count of subtable " << s;
-            }
+            expect_as_ovs_loop(*f.cls, ranked, keys, cnt,
+                               "phase " + std::to_string(phase) + " burst " + std::to_string(b) +
+                                   " (fused over " + std::to_string(fused) + ")");
+            if (HasFatalFailure()) return;
             keys_checked += cnt;
         }
         ovsb_rcu_quiesce();

@@ -2,9 +2,12 @@
 // whole classifier (the fused lookup's and the tail index's tests).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <bit>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "classifier/classifier.hpp"
@@ -41,6 +44,35 @@ inline std::vector<uint32_t> hit_counts(const std::vector<Classifier::SubtableIn
                 .load(std::memory_order_relaxed));
     }
     return out;
+}
+
+// Looks keys[0..cnt) up in `cls` and with OVS's loop over `ranked` (the
+// classifier's ranking, read before), and asserts that they agree key by
+// key: the rule, "all found", the lookups numerator, and each subtable's
+// hit count (the classifier's hits must equal the loop's).  `what` names
+// the burst in failure messages; callers check HasFatalFailure().
+inline void expect_as_ovs_loop(const Classifier& cls,
+                               const std::vector<Classifier::SubtableInfo>& ranked,
+                               const netdev_flow_key* keys[], uint32_t cnt,
+                               const std::string& what) {
+    const std::vector<uint32_t> h0 = hit_counts(ranked);
+    dpcls_rule* got[kMaxBurst];
+    int got_lookups = 0;
+    const bool got_all = cls.lookup(keys, cnt, got, &got_lookups);
+    const std::vector<uint32_t> h1 = hit_counts(ranked);
+    dpcls_rule* want[kMaxBurst] = {};
+    int want_lookups = 0;
+    const uint32_t keys_map = cnt == 32 ? ~0u : (1u << cnt) - 1;
+    const uint32_t want_found = ovs_loop(ranked, keys_map, keys, want, &want_lookups);
+    const std::vector<uint32_t> h2 = hit_counts(ranked);
+    for (uint32_t i = 0; i < cnt; i++) {
+        ASSERT_EQ(got[i], (want_found >> i & 1) ? want[i] : nullptr) << what << ": key " << i;
+    }
+    ASSERT_EQ(got_lookups, want_lookups) << what;
+    ASSERT_EQ(got_all, want_found == keys_map) << what;
+    for (size_t s = 0; s < ranked.size(); s++) {
+        ASSERT_EQ(h1[s] - h0[s], h2[s] - h1[s]) << what << ": hit count of subtable " << s;
+    }
 }
 
 }  // namespace ovscls::test
