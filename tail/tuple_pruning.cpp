@@ -308,7 +308,7 @@ void TuplePruningIndex::subtable_added(const dpcls_subtable* subtable) {
     }
     Member& member = members_[slot];
     member = Member{subtable, slot, false, {}, {}};
-    slot_of_[subtable] = slot;
+    slot_of_.set(subtable, slot);
     subtable_of_slot_.resize(members_.size());
     subtable_of_slot_[slot] = subtable;
 
@@ -351,12 +351,11 @@ void TuplePruningIndex::subtable_added(const dpcls_subtable* subtable) {
 }
 
 void TuplePruningIndex::subtable_removed(const dpcls_subtable* subtable) {
-    auto found = slot_of_.find(subtable);
-    if (found == slot_of_.end()) {
+    const uint32_t slot = slot_of_.find(subtable);
+    if (slot == SlotTable::kNone) {
         return;
     }
-    const uint32_t slot = found->second;
-    slot_of_.erase(found);
+    slot_of_.erase(subtable);
     Member& member = members_[slot];
     const FlowKey& mask = ovscls::view(subtable)->mask;
     auto it = families_by_map_.find(mask.map);
@@ -385,11 +384,11 @@ void TuplePruningIndex::subtable_removed(const dpcls_subtable* subtable) {
 }
 
 void TuplePruningIndex::rule_inserted(const dpcls_subtable* subtable, const dpcls_rule* rule) {
-    auto found = slot_of_.find(subtable);
-    if (found == slot_of_.end()) {
+    const uint32_t slot = slot_of_.find(subtable);
+    if (slot == SlotTable::kNone) {
         return;
     }
-    Member& member = members_[found->second];
+    Member& member = members_[slot];
     member.rules.push_back(rule);
     if (member.indexed) {
         const FlowKey& mask = ovscls::view(subtable)->mask;
@@ -398,11 +397,11 @@ void TuplePruningIndex::rule_inserted(const dpcls_subtable* subtable, const dpcl
 }
 
 void TuplePruningIndex::rule_removed(const dpcls_subtable* subtable, const dpcls_rule* rule) {
-    auto found = slot_of_.find(subtable);
-    if (found == slot_of_.end()) {
+    const uint32_t slot = slot_of_.find(subtable);
+    if (slot == SlotTable::kNone) {
         return;
     }
-    Member& member = members_[found->second];
+    Member& member = members_[slot];
     auto it = std::find(member.rules.begin(), member.rules.end(), rule);
     if (it == member.rules.end()) {
         return;
@@ -421,9 +420,10 @@ void TuplePruningIndex::ranking_published(const PvectorImpl* ranking) {
     next->size = ranking->size.load(std::memory_order_relaxed);
     next->start = next->size >= config_.head + config_.min_tail ? config_.head : next->size;
     next->by_slot.assign(members_.size(), {UINT32_MAX, nullptr});
-    // The last ranking's slot at each position answers most positions
-    // without a hash lookup: a new subtable goes last, a removal shifts
-    // the ones after it by one, a sort moves few.
+    // The last ranking's slot at each position answers most positions of
+    // a publish that adds or removes a subtable (a new one goes last, a
+    // removal shifts the ones after it by one) without the slot table; a
+    // sort in a flood moves most, each then one SlotTable lookup.
     std::vector<uint32_t> slots(next->size, UINT32_MAX);
     auto is = [&](uint32_t slot, const dpcls_subtable* subtable) {
         return slot < subtable_of_slot_.size() && subtable_of_slot_[slot] == subtable;
@@ -435,8 +435,8 @@ void TuplePruningIndex::ranking_published(const PvectorImpl* ranking) {
             slot = slot_at_[p];
         } else if (p + 1 < slot_at_.size() && is(slot_at_[p + 1], subtable)) {
             slot = slot_at_[p + 1];
-        } else if (auto found = slot_of_.find(subtable); found != slot_of_.end()) {
-            slot = found->second;
+        } else {
+            slot = slot_of_.find(subtable);  // kNone: not a member
         }
         if (slot != UINT32_MAX) {
             next->by_slot[slot] = {static_cast<uint32_t>(p), subtable};
@@ -484,7 +484,7 @@ TuplePruningStats TuplePruningIndex::stats() const {
 
 TailIndex::View TuplePruningIndex::view(const PvectorImpl* ranking, size_t size) const {
     const Binding* b = binding_.load(std::memory_order_acquire);
-    if (!b || b->ranking != ranking || b->size != size || b->start >= size) {
+    if (!b || b->ranking != ranking || b->size != size || b->start >= size || failed()) {
         return {};
     }
     return {b, b->start};

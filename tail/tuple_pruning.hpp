@@ -76,6 +76,7 @@
 #include "classifier/tail.hpp"
 #include "tail/lane_sets.hpp"
 #include "tail/lane_trie.hpp"
+#include "tail/slot_table.hpp"
 #include "tail/tuple_trie.hpp"
 
 namespace ovscls::tail {
@@ -118,7 +119,18 @@ class TuplePruningIndex final : public TailIndex {
                     dpcls_rule** rules, int* lookups) const override;
 
     TuplePruningStats stats() const;  // writer side
+    // Writer: a change could not be made (no memory): the index no longer
+    // knows every rule, so it serves no ranking from now on (view() none:
+    // the loop does all), for good.
+    void fail() { failed_.store(true, std::memory_order_release); }
+    bool failed() const { return failed_.load(std::memory_order_acquire); }
     const TuplePruningConfig& config() const { return config_; }
+    // Writer: from the next ranking_published() on, serve from position
+    // `head` when at least `min_tail` subtables follow it.
+    void set_serving(size_t head, size_t min_tail) {
+        config_.head = head;
+        config_.min_tail = min_tail;
+    }
 
   private:
     struct Lane {
@@ -200,14 +212,14 @@ class TuplePruningIndex final : public TailIndex {
     void publish_unindexed();
     void retire_family(Family* family);
 
-    const TuplePruningConfig config_;
+    TuplePruningConfig config_;  // writer side
     std::atomic<const Families*> families_{nullptr};
     std::atomic<const Binding*> binding_{nullptr};
     std::atomic<const Unindexed*> unindexed_{nullptr};
 
     std::vector<Member> members_;  // by slot; subtable null: free
     std::vector<uint32_t> free_slots_;
-    std::unordered_map<const dpcls_subtable*, uint32_t> slot_of_;
+    SlotTable slot_of_;                                    // subtable -> slot
     std::vector<uint32_t> slot_at_;                        // the last binding's slot per position
     std::vector<const dpcls_subtable*> subtable_of_slot_;  // members_[slot].subtable, dense
     std::unordered_map<MiniflowMap, FamilyState, MapHash, MapEq> families_by_map_;
@@ -217,6 +229,7 @@ class TuplePruningIndex final : public TailIndex {
     mutable std::atomic<uint64_t> keys_{0};
     mutable std::atomic<uint64_t> probes_{0};
     mutable std::atomic<uint64_t> loops_{0};
+    std::atomic<bool> failed_{false};
 };
 
 }  // namespace ovscls::tail

@@ -47,14 +47,13 @@ inline std::vector<uint32_t> hit_counts(const std::vector<Classifier::SubtableIn
 }
 
 // Looks keys[0..cnt) up in `cls` and with OVS's loop over `ranked` (the
-// classifier's ranking, read before), and asserts that they agree key by
-// key: the rule, "all found", the lookups numerator, and each subtable's
-// hit count (the classifier's hits must equal the loop's).  `what` names
-// the burst in failure messages; callers check HasFatalFailure().
-inline void expect_as_ovs_loop(const Classifier& cls,
-                               const std::vector<Classifier::SubtableInfo>& ranked,
-                               const netdev_flow_key* keys[], uint32_t cnt,
-                               const std::string& what) {
+// classifier's ranking, read before), and compares key by key: the rule,
+// "all found", the lookups numerator, and each subtable's hit count (the
+// classifier's hits must equal the loop's).  Returns the first difference
+// in words, or "" when they agree.
+inline std::string ovs_loop_difference(const Classifier& cls,
+                                       const std::vector<Classifier::SubtableInfo>& ranked,
+                                       const netdev_flow_key* keys[], uint32_t cnt) {
     const std::vector<uint32_t> h0 = hit_counts(ranked);
     dpcls_rule* got[kMaxBurst];
     int got_lookups = 0;
@@ -66,13 +65,37 @@ inline void expect_as_ovs_loop(const Classifier& cls,
     const uint32_t want_found = ovs_loop(ranked, keys_map, keys, want, &want_lookups);
     const std::vector<uint32_t> h2 = hit_counts(ranked);
     for (uint32_t i = 0; i < cnt; i++) {
-        ASSERT_EQ(got[i], (want_found >> i & 1) ? want[i] : nullptr) << what << ": key " << i;
+        const bool want_hit = want_found >> i & 1;
+        if (got[i] != (want_hit ? want[i] : nullptr)) {
+            return "key " + std::to_string(i) + " of " + std::to_string(cnt) + ": " +
+                   (got[i] ? "a rule" : "a miss") + " where the loop has " +
+                   (want_hit ? "another rule" : "a miss");
+        }
     }
-    ASSERT_EQ(got_lookups, want_lookups) << what;
-    ASSERT_EQ(got_all, want_found == keys_map) << what;
+    if (got_lookups != want_lookups) {
+        return "lookups numerator " + std::to_string(got_lookups) + ", the loop's " +
+               std::to_string(want_lookups);
+    }
+    if (got_all != (want_found == keys_map)) {
+        return "\"all found\" differs from the loop's";
+    }
     for (size_t s = 0; s < ranked.size(); s++) {
-        ASSERT_EQ(h1[s] - h0[s], h2[s] - h1[s]) << what << ": hit count of subtable " << s;
+        if (h1[s] - h0[s] != h2[s] - h1[s]) {
+            return "hit count of subtable " + std::to_string(s) + ": +" +
+                   std::to_string(h1[s] - h0[s]) + ", the loop's +" + std::to_string(h2[s] - h1[s]);
+        }
     }
+    return "";
+}
+
+// ovs_loop_difference() as a gtest assertion; `what` names the burst in the
+// failure message; callers check HasFatalFailure().
+inline void expect_as_ovs_loop(const Classifier& cls,
+                               const std::vector<Classifier::SubtableInfo>& ranked,
+                               const netdev_flow_key* keys[], uint32_t cnt,
+                               const std::string& what) {
+    const std::string difference = ovs_loop_difference(cls, ranked, keys, cnt);
+    ASSERT_TRUE(difference.empty()) << what << ": " << difference;
 }
 
 }  // namespace ovscls::test
