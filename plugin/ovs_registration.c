@@ -16,6 +16,10 @@
  *   jit_fused    no subtable lookup (declines every subtable): a lookup
  *                generated over a port's top-ranked subtables once they
  *                run jit_avx2 code (OVS's 'probe_fused'); prio-set 0 is off
+ *   tail_index   no subtable lookup either: an index over each port's
+ *                subtables after its first ones (tail/tuple_pruning.hpp,
+ *                OVS's tail hooks), so that a flood of masks does not make
+ *                every packet probe each; prio-set 0 is off
  *
  * Their priorities are 0 (OVS's own defaults stand; prio-set switches)
  * unless the plugin is built with OVSCLS_PLUGIN_DEFAULT, which makes them
@@ -76,12 +80,122 @@ void *ovscls_plugin_fused_probe(struct dpcls_subtable *const subtables[],
                                 void **handle);
 void ovscls_plugin_fused_release(void *handle);
 uint64_t ovscls_plugin_fused_ready(void);
+void ovscls_plugin_tail_configure(bool on, uint32_t head, uint32_t min_tail);
+char *ovscls_plugin_tail_show(void);
+void *ovscls_plugin_tail_create(void);
+void ovscls_plugin_tail_destroy(void *tail);
+void ovscls_plugin_tail_subtable(void *tail,
+                                 const struct dpcls_subtable *subtable,
+                                 bool added);
+void ovscls_plugin_tail_rule(void *tail, const struct dpcls_subtable *subtable,
+                             const struct dpcls_rule *rule, bool inserted);
+void ovscls_plugin_tail_ranking(void *tail,
+                                const struct pvector_impl *ranking);
+size_t ovscls_plugin_tail_view(const void *tail,
+                               const struct pvector_impl *ranking,
+                               size_t size, const void **view);
+uint32_t ovscls_plugin_tail_lookup(const void *tail, const void *view,
+                                   size_t start, uint32_t keys_map,
+                                   const struct netdev_flow_key *keys[],
+                                   struct dpcls_rule **rules, int *lookups);
 
 #ifdef OVSCLS_PLUGIN_DEFAULT
-enum { JIT_PRIO = 4, SPECIALIZED_PRIO = 3, RUNTIME_PRIO = 2, FUSED_PRIO = 4 };
+enum { JIT_PRIO = 4, SPECIALIZED_PRIO = 3, RUNTIME_PRIO = 2, FUSED_PRIO = 4,
+       TAIL_PRIO = 4 };
 #else
-enum { JIT_PRIO = 0, SPECIALIZED_PRIO = 0, RUNTIME_PRIO = 0, FUSED_PRIO = 0 };
+enum { JIT_PRIO = 0, SPECIALIZED_PRIO = 0, RUNTIME_PRIO = 0, FUSED_PRIO = 0,
+       TAIL_PRIO = 0 };
 #endif
+
+/* tail_index serves no subtable itself. */
+static dpcls_subtable_lookup_func
+tail_probe(uint32_t u0 OVS_UNUSED, uint32_t u1 OVS_UNUSED)
+{
+    return NULL;
+}
+
+/* Parses other_config's "dpcls-tail*" keys into '*on', '*head' and
+ * '*min_tail'; a message in '*error' (malloc'ed) for the first bad one. */
+static bool
+tail_parse_config(const struct smap *other_config, bool *on,
+                  unsigned long long *head, unsigned long long *min_tail,
+                  char **error)
+{
+    const struct smap_node *node;
+
+    *on = true;
+    *head = 16;
+    *min_tail = 32;
+    SMAP_FOR_EACH (node, other_config) {
+        const char *key = node->key, *value = node->value;
+
+        if (strncmp(key, "dpcls-tail", strlen("dpcls-tail"))) {
+            continue;
+        }
+        if (!strcmp(key, "dpcls-tail")) {
+            if (strcmp(value, "true") && strcmp(value, "false")) {
+                *error = xasprintf("other_config:%s=\"%s\" is not true or "
+                                   "false", key, value);
+                return false;
+            }
+            *on = !strcmp(value, "true");
+        } else if (!strcmp(key, "dpcls-tail-head")) {
+            if (!str_to_ullong(value, 10, head) || *head > 255) {
+                *error = xasprintf("other_config:%s=\"%s\" is not a number "
+                                   "from 0 to 255", key, value);
+                return false;
+            }
+        } else if (!strcmp(key, "dpcls-tail-min-subtables")) {
+            if (!str_to_ullong(value, 10, min_tail) || !*min_tail
+                || *min_tail > 65535) {
+                *error = xasprintf("other_config:%s=\"%s\" is not a number "
+                                   "from 1 to 65535", key, value);
+                return false;
+            }
+        } else {
+            *error = xasprintf("other_config:%s is no tail_index setting "
+                               "(dpcls-tail, dpcls-tail-head, "
+                               "dpcls-tail-min-subtables)", key);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Applies other_config's "dpcls-tail*" keys, all of them each time (a key
+ * that is gone goes back to its default): "dpcls-tail" (true/false,
+ * default true), "dpcls-tail-head" (positions left to the loop and the
+ * lookups in front, 0-255, default 16) and "dpcls-tail-min-subtables"
+ * (serve only with this many after them, 1-65535, default 32).  Off takes
+ * effect at each PMD's next burst, the others at each port's next
+ * ranking.  A bad value, or a "dpcls-tail-" key that is no setting, turns
+ * the index off until it is fixed (fail closed: OVS's loop does all, as
+ * without the index): a warning; a change: an info line. */
+static void
+tail_set_config(const struct smap *other_config)
+{
+    static bool last_on = true;
+    static unsigned long long last_head = 16, last_min_tail = 32;
+    unsigned long long head, min_tail;
+    char *error = NULL;
+    bool on;
+
+    if (!tail_parse_config(other_config, &on, &head, &min_tail, &error)) {
+        VLOG_WARN("%s; tail_index is OFF until it is fixed", error);
+        free(error);
+        ovscls_plugin_tail_configure(false, last_head, last_min_tail);
+        last_on = false;
+        return;
+    }
+    if (on != last_on || head != last_head || min_tail != last_min_tail) {
+        VLOG_INFO("tail_index: %s, head %llu, served with %llu or more "
+                  "subtables after it", on ? "on" : "off", head, min_tail);
+    }
+    ovscls_plugin_tail_configure(on, head, min_tail);
+    last_on = on;
+    last_head = head;
+    last_min_tail = min_tail;
+}
 
 /* jit_fused's hooks (OVS's dpcls_fused_lookup_func contract): the C++ side
  * hands out the function as a pointer with the handle that releases it. */
@@ -177,6 +291,20 @@ jit_show(struct unixctl_conn *conn, int argc OVS_UNUSED,
     free(text);
 }
 
+static void
+tail_show(struct unixctl_conn *conn, int argc OVS_UNUSED,
+          const char *argv[] OVS_UNUSED, void *aux OVS_UNUSED)
+{
+    char *text = ovscls_plugin_tail_show();
+
+    if (text) {
+        unixctl_command_reply(conn, text);
+    } else {
+        unixctl_command_reply_error(conn, "tail_index: no memory");
+    }
+    free(text);
+}
+
 OVS_CONSTRUCTOR(ovscls_plugin_register)
 {
     static const struct dpcls_subtable_lookup_info_t lookups[] = {
@@ -199,6 +327,17 @@ OVS_CONSTRUCTOR(ovscls_plugin_register)
           .release_fused = fused_release,
           .fused_ready = ovscls_plugin_fused_ready,
           .name = "jit_fused" },
+        { .prio = TAIL_PRIO,
+          .probe = tail_probe,
+          .set_config = tail_set_config,
+          .tail_create = ovscls_plugin_tail_create,
+          .tail_destroy = ovscls_plugin_tail_destroy,
+          .tail_subtable = ovscls_plugin_tail_subtable,
+          .tail_rule = ovscls_plugin_tail_rule,
+          .tail_ranking = ovscls_plugin_tail_ranking,
+          .tail_view = ovscls_plugin_tail_view,
+          .tail_lookup = ovscls_plugin_tail_lookup,
+          .name = "tail_index" },
     };
 
     ovscls_plugin_jit_set_log(jit_log);
@@ -209,5 +348,7 @@ OVS_CONSTRUCTOR(ovscls_plugin_register)
                                        ovscls_plugin_hash_blocks);
     }
     unixctl_command_register("dpif-netdev/jit-show", "", 0, 0, jit_show,
+                             NULL);
+    unixctl_command_register("dpcls-plugin/tail-show", "", 0, 0, tail_show,
                              NULL);
 }

@@ -126,7 +126,36 @@ check "the flood made at least 2000 megaflow masks (subtables: $subtables)" test
 # A ranking (about once a second) after their three hits moves the hot
 # flood subtables onto the lookup they share.
 sleep 2
-on_jit=$(ovs-appctl dpif-netdev/subtable-show --limit 0 | grep -cE '^    \(.* lookup jit_avx2,')
+subtable_show=$(ovs-appctl dpif-netdev/subtable-show --limit 0)
+on_jit=$(grep -cE '^    \(.* lookup jit_avx2,' <<<"$subtable_show")
+if ovs-appctl dpcls-plugin/tail-show >/dev/null 2>&1; then
+    tail_lines=$(grep -E '^    from the [0-9]+th on: tail index tail_index' <<<"$subtable_show")
+    echo "# subtable-show's tail index lines:"
+    sed 's/^/#   /' <<<"$tail_lines"
+    check "subtable-show says where the tail index serves the flooded port" test -n "$tail_lines"
+    # The off switch, a bad value (fail closed) and back, during the flood:
+    # off stops the index serving at once (subtable-show asks the index
+    # where it serves, as dpcls_lookup() does); the log says why.
+    tail_lines_now() {
+        ovs-appctl dpif-netdev/subtable-show --limit 0 | grep -cE '^    from the [0-9]+th on: tail index' || true
+    }
+    ovs-vsctl set Open_vSwitch . other_config:dpcls-tail=false
+    check "other_config:dpcls-tail=false: tail-show says OFF" \
+        bash -c "ovs-appctl dpcls-plugin/tail-show | grep -q '^tail_index: OFF'"
+    check "other_config:dpcls-tail=false: the index serves no port" test "$(tail_lines_now)" -eq 0
+    ovs-vsctl remove Open_vSwitch . other_config dpcls-tail -- \
+        set Open_vSwitch . other_config:dpcls-tail-min-subtables=lots
+    check "a bad dpcls-tail-min-subtables turns the index off" \
+        bash -c "ovs-appctl dpcls-plugin/tail-show | grep -q '^tail_index: OFF'"
+    check "a bad dpcls-tail-min-subtables is logged with its key and value" \
+        grep -q 'dpcls-tail-min-subtables="lots" is not a number from 1 to 65535; tail_index is OFF until it is fixed' \
+        "$work/ovs-vswitchd.log"
+    check "a bad dpcls-tail-min-subtables: the index serves no port" test "$(tail_lines_now)" -eq 0
+    ovs-vsctl remove Open_vSwitch . other_config dpcls-tail-min-subtables
+    check "the key removed: tail-show says on" \
+        bash -c "ovs-appctl dpcls-plugin/tail-show | grep -q '^tail_index: on, head 16'"
+    check "the key removed: the index serves the flooded port again" test "$(tail_lines_now)" -ge 1
+fi
 jit_show=$(ovs-appctl dpif-netdev/jit-show)
 echo "# jit-show with the flood's subtables on it:"
 sed 's/^/#   /' <<<"$jit_show"
@@ -153,6 +182,16 @@ check "every legitimate packet was forwarded during the flood" expect_p2 $((legi
 jit_show=$(ovs-appctl dpif-netdev/jit-show)
 echo "# jit-show after the flood and the prio-set round trip:"
 sed 's/^/#   /' <<<"$jit_show"
+# The tail index (tail_index, series patch 13): the flood's subtables past
+# the first ones are answered by it, not probed one by one.
+if tail_show=$(ovs-appctl dpcls-plugin/tail-show 2>/dev/null); then
+    echo "# tail-show after the flood:"
+    sed 's/^/#   /' <<<"$tail_show"
+    check "the tail index matched keys of the flood's subtables" \
+        grep -Eq 'matched [1-9]' <<<"$tail_show"
+else
+    echo "# not checked: the tail index (this build has no dpcls-plugin/tail-show)"
+fi
 rss_after=$(rss_kib)
 echo "# ovs-vswitchd RSS: $rss_before KiB before the flood, $rss_after KiB after"
 check "RSS grew less than 256 MiB ($(((rss_after - rss_before) / 1024)) MiB)" \

@@ -266,11 +266,11 @@ for impl in $impls generic specialized; do
     elif [ "$impl" = jit_avx2 ]; then
         want='lookup (specialized|runtime)'
         case="CPU lacks $jit_lacks: subtables stay on $used"
-    elif [ "$impl" = jit_fused ]; then
+    elif [ "$impl" = jit_fused ] || [ "$impl" = tail_index ]; then
         # It is no subtable lookup: it declines every subtable, which stay
         # on the plugin's defaults.
         want='lookup (jit_avx2|specialized|runtime)'
-        case="jit_fused declines subtables: they stay on $used"
+        case="$impl declines subtables: they stay on $used"
     elif [ "$impl" = avx512_gather ] && [ -n "$avx512_lacks" ]; then
         if [ -z "$jit_lacks" ]; then
             want='lookup (jit_avx2|specialized|runtime)'

@@ -1,0 +1,182 @@
+// tail_entries.cpp: the tail index (tail/tuple_pruning.hpp) behind the
+// series' tail hooks (lib/dpif-netdev-lookup.h: 'tail_create' ...), as C
+// entry points for ovs_registration.c.  One index per dpcls; OVS calls the
+// writer-side entries under the owning thread's flow_mutex, the reader-side
+// ones (view, lookup) from dpcls_lookup() without a lock.
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+
+#include "tail/tuple_pruning.hpp"
+
+namespace {
+
+using ovscls::tail::TuplePruningConfig;
+using ovscls::tail::TuplePruningIndex;
+
+// other_config's settings (set by the main thread), read by the threads
+// that rank and look up: on/off, head and minimum tail, published whole.
+// Off takes effect at a PMD's next burst (view() serves none), head and
+// minimum tail at each dpcls's next ranking.
+constexpr uint64_t kOn = uint64_t{1} << 63;
+std::atomic<uint64_t> settings{kOn | uint64_t{16} << 32 | 32};
+
+uint32_t head_of(uint64_t s) { return static_cast<uint32_t>(s >> 32) & 0x7fffffffu; }
+uint32_t min_tail_of(uint64_t s) { return static_cast<uint32_t>(s); }
+
+// Over all indexes, since the start (relaxed: statistics): how many exist,
+// the keys dpcls_lookup() handed them and those they matched.
+std::atomic<uint64_t> live{0}, keys_in{0}, keys_found{0};
+
+// The writer-side hooks' cost, over all indexes since the start (relaxed:
+// statistics): calls, time in them and the longest call.
+struct HookCost {
+    std::atomic<uint64_t> calls{0}, ns{0}, max_ns{0};
+
+    void add(uint64_t took) {
+        calls.fetch_add(1, std::memory_order_relaxed);
+        ns.fetch_add(took, std::memory_order_relaxed);
+        uint64_t seen = max_ns.load(std::memory_order_relaxed);
+        while (took > seen &&
+               !max_ns.compare_exchange_weak(seen, took, std::memory_order_relaxed)) {
+        }
+    }
+    double mean_us() const {
+        const uint64_t n = calls.load(std::memory_order_relaxed);
+        return n ? static_cast<double>(ns.load(std::memory_order_relaxed)) / 1e3 / double(n) : 0.0;
+    }
+    double max_us() const {
+        return static_cast<double>(max_ns.load(std::memory_order_relaxed)) / 1e3;
+    }
+};
+HookCost subtable_cost, rule_cost, ranking_cost;
+
+TuplePruningIndex* index_of(void* tail) { return static_cast<TuplePruningIndex*>(tail); }
+const TuplePruningIndex* index_of(const void* tail) {
+    return static_cast<const TuplePruningIndex*>(tail);
+}
+
+}  // namespace
+
+extern "C" void ovscls_plugin_tail_configure(bool on, uint32_t head, uint32_t min_tail) {
+    settings.store((on ? kOn : 0) | uint64_t{head & 0x7fffffffu} << 32 | min_tail,
+                   std::memory_order_relaxed);
+}
+
+extern "C" void* ovscls_plugin_tail_create(void) {
+    const uint64_t s = settings.load(std::memory_order_relaxed);
+    TuplePruningConfig config;
+    config.head = head_of(s);
+    config.min_tail = min_tail_of(s);
+    auto* index = new (std::nothrow) TuplePruningIndex(config);
+    live.fetch_add(index != nullptr, std::memory_order_relaxed);
+    return index;
+}
+
+extern "C" void ovscls_plugin_tail_destroy(void* tail) {
+    delete index_of(tail);
+    live.fetch_sub(1, std::memory_order_relaxed);
+}
+
+// The report of `ovs-appctl dpcls-plugin/tail-show` (malloc'ed).
+extern "C" char* ovscls_plugin_tail_show(void) {
+    const uint64_t s = settings.load(std::memory_order_relaxed);
+    char* text = nullptr;
+    if (asprintf(&text,
+                 "tail_index: %s, head %u, served with %u or more subtables after it\n"
+                 "  bounds: %zu MiB an index (past it new subtables are probed one by one), "
+                 "%zu candidates a key (past it OVS's loop over the tail)\n"
+                 "  indexes %llu, keys looked up %llu, matched %llu\n"
+                 "  writer side (mean / max us a call): subtables added or removed %llu "
+                 "(%.2f / %.1f), rules inserted or removed %llu (%.2f / %.1f), rankings %llu "
+                 "(%.1f / %.1f, %.0f us in all)\n",
+                 s & kOn ? "on" : "OFF", head_of(s), min_tail_of(s),
+                 TuplePruningConfig{}.max_bytes >> 20, TuplePruningConfig{}.max_candidates,
+                 (unsigned long long)live.load(std::memory_order_relaxed),
+                 (unsigned long long)keys_in.load(std::memory_order_relaxed),
+                 (unsigned long long)keys_found.load(std::memory_order_relaxed),
+                 (unsigned long long)subtable_cost.calls.load(std::memory_order_relaxed),
+                 subtable_cost.mean_us(), subtable_cost.max_us(),
+                 (unsigned long long)rule_cost.calls.load(std::memory_order_relaxed),
+                 rule_cost.mean_us(), rule_cost.max_us(),
+                 (unsigned long long)ranking_cost.calls.load(std::memory_order_relaxed),
+                 ranking_cost.mean_us(), ranking_cost.max_us(),
+                 static_cast<double>(ranking_cost.ns.load(std::memory_order_relaxed)) / 1e3) < 0) {
+        return nullptr;
+    }
+    return text;
+}
+
+// The writer-side entries run inside OVS's C code: no exception may leave
+// them.  One that cannot be made (bad_alloc) leaves the index unable to
+// answer: it stops serving (TuplePruningIndex::fail()), the loop does all.
+// Each call's time goes to `cost`.
+namespace {
+template <class F>
+void guarded(void* tail, HookCost& cost, F&& f) {
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        f(*index_of(tail));
+    } catch (...) {
+        index_of(tail)->fail();
+    }
+    cost.add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::steady_clock::now() - start)
+                                       .count()));
+}
+}  // namespace
+
+extern "C" void ovscls_plugin_tail_subtable(void* tail, const dpcls_subtable* subtable,
+                                            bool added) {
+    guarded(tail, subtable_cost, [&](TuplePruningIndex& index) {
+        if (added) {
+            index.subtable_added(subtable);
+        } else {
+            index.subtable_removed(subtable);
+        }
+    });
+}
+
+extern "C" void ovscls_plugin_tail_rule(void* tail, const dpcls_subtable* subtable,
+                                        const dpcls_rule* rule, bool inserted) {
+    guarded(tail, rule_cost, [&](TuplePruningIndex& index) {
+        if (inserted) {
+            index.rule_inserted(subtable, rule);
+        } else {
+            index.rule_removed(subtable, rule);
+        }
+    });
+}
+
+extern "C" void ovscls_plugin_tail_ranking(void* tail, const void* ranking) {
+    const uint64_t s = settings.load(std::memory_order_relaxed);
+    guarded(tail, ranking_cost, [&](TuplePruningIndex& index) {
+        index.set_serving(head_of(s), min_tail_of(s));
+        index.ranking_published(static_cast<const ovscls::PvectorImpl*>(ranking));
+    });
+}
+
+extern "C" size_t ovscls_plugin_tail_view(const void* tail, const void* ranking, size_t size,
+                                          const void** view) {
+    if (!(settings.load(std::memory_order_relaxed) & kOn)) {
+        *view = nullptr;
+        return size;  // off: the loop does all
+    }
+    const ovscls::TailIndex::View v =
+        index_of(tail)->view(static_cast<const ovscls::PvectorImpl*>(ranking), size);
+    *view = v.binding;
+    return v.binding ? v.start : size;
+}
+
+extern "C" uint32_t ovscls_plugin_tail_lookup(const void* tail, const void* view, size_t start,
+                                              uint32_t keys_map, const netdev_flow_key* keys[],
+                                              dpcls_rule** rules, int* lookups) {
+    const uint32_t found = index_of(tail)->lookup({view, start}, keys_map, keys, rules, lookups);
+    keys_in.fetch_add(__builtin_popcount(keys_map), std::memory_order_relaxed);
+    keys_found.fetch_add(__builtin_popcount(found), std::memory_order_relaxed);
+    return found;
+}
