@@ -232,6 +232,7 @@ struct Setup {
     std::string impls;  // subtables per lookup, "jit_avx2 13"
     double lookups_per_hit = 0;
     double insert_ticks = 0;   // per rule, building the table
+    double ranking_ticks = 0;  // per sort_subtables(), median of settle()'s
     std::vector<int> answers;  // per key: the rule's index, or -1
     std::vector<double> reps;  // ticks per packet, one per repetition
 };
@@ -350,21 +351,32 @@ size_t pass(const Setup& s, Keys& k, std::vector<int>* answers, int64_t* lookups
     return hits;
 }
 
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
 jit::Engine& engine_of(const Setup& s) { return s.engine ? *s.engine : jit::process_engine(); }
 
 // Rankings as a PMD thread runs them, once a second in OVS: traffic, then
 // sort_subtables(), which re-probes the subtables with hits (where hot ones
 // move to JIT code); the JIT's compiles finish in between.
 void settle(Setup& s, Keys& k) {
+    std::vector<double> rankings;
     for (int round = 0; round < 6; round++) {
         pass(s, k, nullptr, nullptr);
+        const uint64_t start = __rdtsc();
         s.cls->sort_subtables();
+        rankings.push_back(static_cast<double>(__rdtsc() - start));
         engine_of(s).drain();
         s.cls->refresh_fused();  // as a PMD thread does between bursts
         ovsb_rcu_quiesce();
     }
     pass(s, k, nullptr, nullptr);
+    const uint64_t start = __rdtsc();
     s.cls->sort_subtables();  // the ranking the timed lookups run under
+    rankings.push_back(static_cast<double>(__rdtsc() - start));
+    s.ranking_ticks = median(rankings);
     engine_of(s).drain();
     s.cls->refresh_fused();
     int64_t lookups = 0;
@@ -411,11 +423,6 @@ void settle(Setup& s, Keys& k) {
     }
     std::nth_element(w.begin(), w.begin() + w.size() / 2, w.end());
     return static_cast<double>(w[w.size() / 2]) / static_cast<double>(kWindowBursts * kMaxBurst);
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
 }
 
 int run_table(const Table& t, int reps, int windows, bool broken) {
@@ -522,11 +529,13 @@ int run_table(const Table& t, int reps, int windows, bool broken) {
         std::printf("  jit_avx2: not measured: %s\n", jit_build_note().c_str());
     }
     if (t.flood) {
-        std::printf("  writer side, ticks per rule: insert (building the table), remove (all)\n");
+        std::printf(
+            "  writer side, ticks per rule: insert (building the table), remove (all); ticks\n"
+            "  per ranking (sort_subtables() after a pass over the keys, median of 7)\n");
         for (Setup& s : setups) {
             const double removal = remove_all(s);
-            std::printf("  %-12s insert %9.1f  remove %9.1f\n", s.name.c_str(), s.insert_ticks,
-                        removal);
+            std::printf("  %-12s insert %9.1f  remove %9.1f  ranking %11.0f\n", s.name.c_str(),
+                        s.insert_ticks, removal, s.ranking_ticks);
         }
     }
     return 0;

@@ -28,6 +28,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 import make_pcaps
@@ -46,7 +47,7 @@ CPU_NEEDS = {"avx512_gather": ["avx512f", "bmi2"],
 # A lookup that is a tier above another: selected, both are on.  jit_fused
 # serves no subtable by itself; it fuses the top subtables that run
 # jit_avx2 code.
-RIDES_ON = {"jit_fused": "jit_avx2"}
+RIDES_ON = {"jit_fused": "jit_avx2", "tail_index": "jit_avx2"}
 
 
 def cpu_flags(path="/proc/cpuinfo"):
@@ -314,6 +315,8 @@ class Bench:
         e = re.search(r"EMC hits:\s+(\d+)", text)
         s = re.search(r"Simple Match hits:\s*(\d+)", text)
         d = re.search(r"Measurement duration:\s+([\d.]+) s", text)
+        u = re.search(r"- Upcalls:\s+(\d+)", text)
+        lost = re.search(r"- Lost upcalls:\s+(\d+)", text)
         if not m:
             raise RuntimeError("no packets received in the window:\n" + text)
         rx, duration = int(m.group(1)), float(d.group(1)) if d else seconds
@@ -337,6 +340,11 @@ class Bench:
             "emc_hits": int(e.group(1)) if e else 0,
             "simple_match_hits": int(s.group(1)) if s else 0,
             "pmd_cpu_share": (c1 - c0) / (t1 - t0),
+            "window_s": t1 - t0,
+            # The PMD thread's upcalls (megaflow misses sent to ofproto)
+            # and lost ones, a second (pmd-perf-show).
+            "upcalls_per_s": int(u.group(1)) / duration if u else None,
+            "lost_upcalls_per_s": int(lost.group(1)) / duration if lost else None,
         }
 
     def implementations(self):
@@ -372,10 +380,29 @@ class Bench:
         window in which no subtable ran `impl` measured another lookup: it
         does not count for `impl` (w["ran_impl"]); w["flags"] says why, and
         when the PMD thread was descheduled."""
+        tail0 = self.tail_counts() if impl == "tail_index" else None
         w = self.window(seconds)
         w["lookups_in_use"] = self.lookups_in_use()
         w["ran_impl"] = impl in w["lookups_in_use"]
-        w["flags"] = "" if w["pmd_cpu_share"] > 0.95 else "  (PMD descheduled)"
+        serving_note = ""
+        if tail0 is not None:
+            # No subtable runs it: it ran if it was handed keys.  With a
+            # ranking too short for it (head + minimum tail), the switch runs
+            # what it rides on: that is the plugin's default configuration's
+            # figure, counted and flagged.
+            tail1 = self.tail_counts()
+            w["tail_keys"] = tail1["keys"] - tail0["keys"]
+            rankings = tail1["rankings"] - tail0["rankings"]
+            updates = tail1["updates"] - tail0["updates"]
+            w["tail_updates_per_s"] = updates / w["window_s"]
+            w["tail_update_mean_us"] = (
+                (tail1["update_us"] - tail0["update_us"]) / updates if updates else None)
+            w["tail_ranking_hook_mean_us"] = (
+                (tail1["ranking_us"] - tail0["ranking_us"]) / rankings if rankings else None)
+            w["ran_impl"] = w["tail_keys"] > 0 or RIDES_ON[impl] in w["lookups_in_use"]
+            if not w["tail_keys"]:
+                serving_note = "  (the index served no key: the ranking is too short for it)"
+        w["flags"] = ("" if w["pmd_cpu_share"] > 0.95 else "  (PMD descheduled)") + serving_note
         if not w["ran_impl"]:
             w["flags"] += f"  (no subtable ran {impl}: window not counted)"
         return w
@@ -408,6 +435,29 @@ class Bench:
             return None
         return {"calls": int(m.group(1)), "total_us": float(m.group(2)),
                 "last_us": float(m.group(3))}
+
+    def tail_counts(self):
+        """The plugin's tail indexes since the start (dpcls-plugin/tail-show):
+        keys handed to them, calls of the ranking hook and their time (us);
+        zeros without the command."""
+        res = subprocess.run(["ovs-appctl", "dpcls-plugin/tail-show"], env=self.env,
+                             capture_output=True, text=True)
+        out = {"keys": 0, "rankings": 0, "ranking_us": 0.0, "updates": 0, "update_us": 0.0}
+        if res.returncode:
+            return out
+        m = re.search(r"keys looked up (\d+)", res.stdout)
+        out["keys"] = int(m.group(1)) if m else 0
+        m = re.search(r"rankings (\d+) \([\d.]+ / [\d.]+, ([\d.]+) us in all\)", res.stdout)
+        if m:
+            out["rankings"], out["ranking_us"] = int(m.group(1)), float(m.group(2))
+        # Subtables added or removed and rules inserted or removed: calls
+        # and their time (mean x calls; the mean is printed to 0.01 us).
+        for what in ("subtables added or removed", "rules inserted or removed"):
+            m = re.search(what + r" (\d+) \(([\d.]+) / [\d.]+\)", res.stdout)
+            if m:
+                out["updates"] += int(m.group(1))
+                out["update_us"] += int(m.group(1)) * float(m.group(2))
+        return out
 
     def lookups_in_use(self):
         """{lookup name: subtables} over the PMD thread's subtables; a fused
@@ -475,6 +525,11 @@ def scenario_pipeline(flows):
 #           attack frame's upcall installs a megaflow of its own mask, ~2500
 #           subtables on the PMD (waited for), then two ranking intervals
 #           for the JIT to compile and install;
+#   churn   the flood going on, and the datapath flows purged every
+#           CHURN_PURGE_S: the flood's ~2500 megaflows (and their masks)
+#           are deleted and made again by upcalls, thousands of subtable
+#           and rule insertions and removals a second while legitimate
+#           traffic flows (the tail index's writer side under load);
 #   after   BLOCK back and the datapath flows purged (a narrower megaflow
 #           with the same actions stays valid for the revalidators, so
 #           without the purge the flood's masks would live on): the flood's
@@ -482,7 +537,8 @@ def scenario_pipeline(flows):
 #           behind (code, rankings, the legitimate subtable's fast path).
 # Legitimate Mpps is what port 2 sends (attack frames are dropped).
 BLOCK = f"priority=200,in_port=1,tcp,tp_dst={make_pcaps.FLOOD_DST_PORT}"
-FLOOD_PHASES = ("before", "during", "after")
+FLOOD_PHASES = ("before", "during", "churn", "after")
+CHURN_PURGE_S = 0.5  # the churn phase purges the datapath's flows this often
 
 
 def scenario_flood(flows):
@@ -521,8 +577,30 @@ SHORT_NAMES = {"a": "one subtable (4,1)", "b": "13 subtables (4,2)", "c": "NORMA
                "f": "(b), defaults, 1k flows", "g": "(b), defaults, 100k flows"}
 
 
+class Purger(threading.Thread):
+    """revalidator/purge every CHURN_PURGE_S until stopped: the churn phase."""
+
+    def __init__(self, bench):
+        super().__init__(daemon=True)
+        self.bench, self.done, self.purges = bench, threading.Event(), 0
+
+    def run(self):
+        while not self.done.wait(CHURN_PURGE_S):
+            self.bench.appctl("revalidator/purge")
+            self.purges += 1
+
+    def stop(self):
+        self.done.set()
+        self.join()
+
+
 def flood_phase(bench, phase):
-    """Moves the switch into `phase` of scenario (e); seconds it took."""
+    """Moves the switch into `phase` of scenario (e); seconds it took, and
+    what to call when the phase's window is over (or None)."""
+    if phase == "churn":
+        purger = Purger(bench)
+        purger.start()
+        return 0.0, purger.stop
     if phase == "during":
         bench.ofctl("--strict", "del-flows", "br0", BLOCK)
         took = bench.wait_subtables(lambda n: n >= 0.9 * make_pcaps.FLOOD_MASKS, 60,
@@ -535,7 +613,7 @@ def flood_phase(bench, phase):
         time.sleep(1.2)  # one ranking interval, as select() does
     else:
         took = 0.0
-    return took
+    return took, None
 
 
 def run_flood(bench, args, impls, measured, key, serial):
@@ -550,8 +628,10 @@ def run_flood(bench, args, impls, measured, key, serial):
         for impl in measured:
             bench.select(impl, impls)
             for phase in FLOOD_PHASES:
-                took = flood_phase(bench, phase)
+                took, end_phase = flood_phase(bench, phase)
                 w = bench.impl_window(impl, args.window)
+                if end_phase:
+                    end_phase()
                 w["reached_s"] = took
                 w["subtables"] = sum(w["lookups_in_use"].values())
                 windows[impl][phase].append(w)
@@ -581,6 +661,21 @@ def run_flood(bench, args, impls, measured, key, serial):
                     [w["jit_ranking_mean_us"] for w in good if w["jit_ranking_mean_us"]] or [0]),
                 "jit_ranking_max_us": max(
                     [w["jit_ranking_max_us"] for w in good if w["jit_ranking_max_us"]] or [0]),
+                "upcalls_per_s_median": statistics.median(
+                    [w["upcalls_per_s"] for w in good if w.get("upcalls_per_s") is not None]
+                    or [0]),
+                "lost_upcalls_per_s_max": max(
+                    [w["lost_upcalls_per_s"] for w in good
+                     if w.get("lost_upcalls_per_s") is not None] or [0]),
+                "tail_updates_per_s_median": statistics.median(
+                    [w["tail_updates_per_s"] for w in good if w.get("tail_updates_per_s")]
+                    or [0]),
+                "tail_update_mean_us_median": statistics.median(
+                    [w["tail_update_mean_us"] for w in good if w.get("tail_update_mean_us")]
+                    or [0]),
+                "tail_ranking_hook_mean_us": statistics.median(
+                    [w["tail_ranking_hook_mean_us"] for w in good
+                     if w.get("tail_ranking_hook_mean_us")] or [0]),
                 "windows_used": len(good), "windows": ws}
     for phase in FLOOD_PHASES:
         base = summary.get("generic", {}).get(phase, {}).get("legit_mpps_median")
@@ -601,6 +696,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--flows", type=int, default=1000)
     ap.add_argument("--scenarios", default="a,b,c,d,f,g,e")
+    ap.add_argument("--impls", default="",
+                    help="measure only these lookups (comma-separated; generic always)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
@@ -632,6 +729,9 @@ def main():
         for impl, why in not_measured.items():
             print(f"p2p: {impl}: n/a, not measured ({why})", file=sys.stderr)
         measured = [i for i in impls if i not in not_measured]
+        if args.impls:
+            wanted = set(args.impls.split(",")) | {"generic"}
+            measured = [i for i in measured if i in wanted]
         for serial, key in enumerate(args.scenarios.split(",")):
             if key == "e":
                 results["flood"] = run_flood(bench, args, impls, measured, key, serial)
@@ -728,6 +828,31 @@ def print_flood_table(results):
             line += (f"{r['jit_ranking_mean_us']:>11.1f} /{r['jit_ranking_max_us']:>9.1f}"
                      if r.get("jit_ranking_mean_us") else f"{'-':>24}")
         print(line)
+    print("upcalls a second on the PMD thread (pmd-perf-show; median of the windows), and lost "
+          "upcalls a second (worst window)")
+    for phase in f["phases"]:
+        line = f"{phase:<18}"
+        for impl in impls:
+            r = f["results"][impl][phase]
+            line += (f"{r['upcalls_per_s_median']:>11.0f} /{r['lost_upcalls_per_s_max']:>9.0f}"
+                     if "upcalls_per_s_median" in r else f"{'-':>24}")
+        print(line)
+    if "tail_index" in impls:
+        print("of which the tail index's ranking hook (its every publish, mean us in the windows):")
+        for phase in f["phases"]:
+            r = f["results"]["tail_index"][phase]
+            hook = r.get("tail_ranking_hook_mean_us")
+            cell = f"{hook:>24.1f}" if hook else f"{'-':>24}"
+            print(f"{phase:<18}" + "".join(cell if i == "tail_index" else f"{'':>24}"
+                                           for i in impls))
+        print("the tail index's writer side: updates a second (subtables added or removed, "
+              "rules inserted or removed) / mean us an update")
+        for phase in f["phases"]:
+            r = f["results"]["tail_index"][phase]
+            rate, cost = r.get("tail_updates_per_s_median"), r.get("tail_update_mean_us_median")
+            cell = f"{rate:>13.0f} /{cost:>9.2f}" if rate else f"{'-':>24}"
+            print(f"{phase:<18}" + "".join(cell if i == "tail_index" else f"{'':>24}"
+                                           for i in impls))
 
 
 def print_table(results):
