@@ -41,6 +41,7 @@
 
 #include "coverage.h"
 #include "dpif-netdev-lookup.h"
+#include "fatal-signal.h"
 #include "openvswitch/dynamic-string.h"
 #include "openvswitch/vlog.h"
 #include "smap.h"
@@ -81,6 +82,8 @@ void *ovscls_plugin_fused_probe(struct dpcls_subtable *const subtables[],
 void ovscls_plugin_fused_release(void *handle);
 uint64_t ovscls_plugin_fused_ready(void);
 void ovscls_plugin_tail_configure(bool on, uint32_t head, uint32_t min_tail);
+void ovscls_plugin_tail_validate(void (*report)(const char *what));
+void ovscls_plugin_tail_validated(uint64_t *checked, uint64_t *mismatched);
 char *ovscls_plugin_tail_show(void);
 void *ovscls_plugin_tail_create(void);
 void ovscls_plugin_tail_destroy(void *tail);
@@ -102,9 +105,26 @@ uint32_t ovscls_plugin_tail_lookup(const void *tail, const void *view,
 #ifdef OVSCLS_PLUGIN_DEFAULT
 enum { JIT_PRIO = 4, SPECIALIZED_PRIO = 3, RUNTIME_PRIO = 2, FUSED_PRIO = 4,
        TAIL_PRIO = 4 };
+#elif defined(DPCLS_AUTOVALIDATOR_DEFAULT)
+/* An OVS built with the autovalidator checks every subtable lookup that
+ * runs; the tail index is no subtable lookup, so the plugin checks it
+ * itself there: it serves every position of every port that has two
+ * subtables or more (head 0, minimum 2: a port's first subtable alone
+ * keeps the testsuite's subtable-show outputs as they are) and each of its
+ * answers is compared with OVS's loop over the same subtables
+ * (ovscls_plugin_tail_validate()). */
+enum { JIT_PRIO = 0, SPECIALIZED_PRIO = 0, RUNTIME_PRIO = 0, FUSED_PRIO = 0,
+       TAIL_PRIO = 1 };
+#define TAIL_VALIDATE 1
 #else
 enum { JIT_PRIO = 0, SPECIALIZED_PRIO = 0, RUNTIME_PRIO = 0, FUSED_PRIO = 0,
        TAIL_PRIO = 0 };
+#endif
+
+#ifdef TAIL_VALIDATE
+enum { TAIL_DEFAULT_HEAD = 0, TAIL_DEFAULT_MIN_TAIL = 2 };
+#else
+enum { TAIL_DEFAULT_HEAD = 16, TAIL_DEFAULT_MIN_TAIL = 32 };
 #endif
 
 /* tail_index serves no subtable itself. */
@@ -124,8 +144,8 @@ tail_parse_config(const struct smap *other_config, bool *on,
     const struct smap_node *node;
 
     *on = true;
-    *head = 16;
-    *min_tail = 32;
+    *head = TAIL_DEFAULT_HEAD;
+    *min_tail = TAIL_DEFAULT_MIN_TAIL;
     SMAP_FOR_EACH (node, other_config) {
         const char *key = node->key, *value = node->value;
 
@@ -162,11 +182,36 @@ tail_parse_config(const struct smap *other_config, bool *on,
     return true;
 }
 
+#ifdef TAIL_VALIDATE
+static struct vlog_rate_limit tail_mismatch_rl = VLOG_RATE_LIMIT_INIT(5, 20);
+
+/* The validation mode's report of a mismatch (any thread): an error, which
+ * OVS's testsuite fails on. */
+static void
+tail_mismatch(const char *what)
+{
+    VLOG_ERR_RL(&tail_mismatch_rl, "%s", what);
+}
+
+/* Logs what the validation mode checked, at exit (as the autovalidator
+ * does for the subtable lookups). */
+static void
+tail_validation_report(void *aux OVS_UNUSED)
+{
+    uint64_t checked, mismatched;
+
+    ovscls_plugin_tail_validated(&checked, &mismatched);
+    VLOG_INFO("checked 'tail_index': %"PRIu64" keys against OVS's loop over "
+              "the tail, %"PRIu64" mismatches", checked, mismatched);
+}
+#endif
+
 /* Applies other_config's "dpcls-tail*" keys, all of them each time (a key
  * that is gone goes back to its default): "dpcls-tail" (true/false,
  * default true), "dpcls-tail-head" (positions left to the loop and the
- * lookups in front, 0-255, default 16) and "dpcls-tail-min-subtables"
- * (serve only with this many after them, 1-65535, default 32).  Off takes
+ * lookups in front, 0-255, default 16; 0 in autovalidator builds) and
+ * "dpcls-tail-min-subtables" (serve only with this many after them,
+ * 1-65535, default 32; 2 in autovalidator builds).  Off takes
  * effect at each PMD's next burst, the others at each port's next
  * ranking.  A bad value, or a "dpcls-tail-" key that is no setting, turns
  * the index off until it is fixed (fail closed: OVS's loop does all, as
@@ -175,10 +220,20 @@ static void
 tail_set_config(const struct smap *other_config)
 {
     static bool last_on = true;
-    static unsigned long long last_head = 16, last_min_tail = 32;
+    static unsigned long long last_head = TAIL_DEFAULT_HEAD;
+    static unsigned long long last_min_tail = TAIL_DEFAULT_MIN_TAIL;
     unsigned long long head, min_tail;
     char *error = NULL;
     bool on;
+
+#ifdef TAIL_VALIDATE
+    static bool report_added;
+
+    if (!report_added) {
+        fatal_signal_add_hook(tail_validation_report, NULL, NULL, true);
+        report_added = true;
+    }
+#endif
 
     if (!tail_parse_config(other_config, &on, &head, &min_tail, &error)) {
         VLOG_WARN("%s; tail_index is OFF until it is fixed", error);
@@ -340,6 +395,11 @@ OVS_CONSTRUCTOR(ovscls_plugin_register)
           .name = "tail_index" },
     };
 
+#ifdef TAIL_VALIDATE
+    ovscls_plugin_tail_validate(tail_mismatch);
+#endif
+    ovscls_plugin_tail_configure(true, TAIL_DEFAULT_HEAD,
+                                 TAIL_DEFAULT_MIN_TAIL);
     ovscls_plugin_jit_set_log(jit_log);
     ovscls_plugin_jit_set_events(jit_event);
     for (size_t i = 0; i < ARRAY_SIZE(lookups); i++) {

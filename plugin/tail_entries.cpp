@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+#include <string>
 
 #include "tail/tuple_pruning.hpp"
 
@@ -31,6 +32,12 @@ uint32_t min_tail_of(uint64_t s) { return static_cast<uint32_t>(s); }
 // Over all indexes, since the start (relaxed: statistics): how many exist,
 // the keys dpcls_lookup() handed them and those they matched.
 std::atomic<uint64_t> live{0}, keys_in{0}, keys_found{0};
+
+// The validation mode (ovscls_plugin_tail_validate(), in OVS builds with
+// the autovalidator): each lookup's answer checked against OVS's loop over
+// the same positions; keys checked, and those answered differently.
+std::atomic<void (*)(const char*)> on_mismatch{nullptr};
+std::atomic<uint64_t> validated{0}, mismatches{0};
 
 // The writer-side hooks' cost, over all indexes since the start (relaxed:
 // statistics): calls, time in them and the longest call.
@@ -62,6 +69,18 @@ const TuplePruningIndex* index_of(const void* tail) {
 
 }  // namespace
 
+// Turns the validation mode on; `report` is called (from the thread that
+// looks up) with a description of each mismatch.
+extern "C" void ovscls_plugin_tail_validate(void (*report)(const char* what)) {
+    on_mismatch.store(report, std::memory_order_release);
+}
+
+// Keys checked by the validation mode, and mismatches, since the start.
+extern "C" void ovscls_plugin_tail_validated(uint64_t* checked, uint64_t* mismatched) {
+    *checked = validated.load(std::memory_order_relaxed);
+    *mismatched = mismatches.load(std::memory_order_relaxed);
+}
+
 extern "C" void ovscls_plugin_tail_configure(bool on, uint32_t head, uint32_t min_tail) {
     settings.store((on ? kOn : 0) | uint64_t{head & 0x7fffffffu} << 32 | min_tail,
                    std::memory_order_relaxed);
@@ -82,6 +101,17 @@ extern "C" void ovscls_plugin_tail_destroy(void* tail) {
     live.fetch_sub(1, std::memory_order_relaxed);
 }
 
+namespace {
+std::string validation_text() {
+    if (!on_mismatch.load(std::memory_order_relaxed)) {
+        return "";
+    }
+    return "\n  validation: " + std::to_string(validated.load(std::memory_order_relaxed)) +
+           " keys checked against OVS's loop over the tail, " +
+           std::to_string(mismatches.load(std::memory_order_relaxed)) + " mismatches";
+}
+}  // namespace
+
 // The report of `ovs-appctl dpcls-plugin/tail-show` (malloc'ed).
 extern "C" char* ovscls_plugin_tail_show(void) {
     const uint64_t s = settings.load(std::memory_order_relaxed);
@@ -90,7 +120,7 @@ extern "C" char* ovscls_plugin_tail_show(void) {
                  "tail_index: %s, head %u, served with %u or more subtables after it\n"
                  "  bounds: %zu MiB an index (past it new subtables are probed one by one), "
                  "%zu candidates a key (past it OVS's loop over the tail)\n"
-                 "  indexes %llu, keys looked up %llu, matched %llu\n"
+                 "  indexes %llu, keys looked up %llu, matched %llu%s\n"
                  "  writer side (mean / max us a call): subtables added or removed %llu "
                  "(%.2f / %.1f), rules inserted or removed %llu (%.2f / %.1f), rankings %llu "
                  "(%.1f / %.1f, %.0f us in all)\n",
@@ -99,6 +129,7 @@ extern "C" char* ovscls_plugin_tail_show(void) {
                  (unsigned long long)live.load(std::memory_order_relaxed),
                  (unsigned long long)keys_in.load(std::memory_order_relaxed),
                  (unsigned long long)keys_found.load(std::memory_order_relaxed),
+                 validation_text().c_str(),
                  (unsigned long long)subtable_cost.calls.load(std::memory_order_relaxed),
                  subtable_cost.mean_us(), subtable_cost.max_us(),
                  (unsigned long long)rule_cost.calls.load(std::memory_order_relaxed),
@@ -172,10 +203,57 @@ extern "C" size_t ovscls_plugin_tail_view(const void* tail, const void* ranking,
     return v.binding ? v.start : size;
 }
 
+namespace {
+// The validation mode's check of one lookup: `found`, rules[] and the
+// lookups numerator `got` against the loop's.
+void validate(uint32_t keys_map, uint32_t found, dpcls_rule* const* rules, int got,
+              uint32_t want_found, dpcls_rule* const* want, int want_lookups,
+              void (*report)(const char*)) {
+    validated.fetch_add(__builtin_popcount(keys_map), std::memory_order_relaxed);
+    for (uint32_t map = keys_map; map; map &= map - 1) {
+        const int i = __builtin_ctz(map);
+        const bool hit = found >> i & 1, want_hit = want_found >> i & 1;
+        if (hit != want_hit || (hit && rules[i] != want[i])) {
+            mismatches.fetch_add(1, std::memory_order_relaxed);
+            char what[160];
+            std::snprintf(what, sizeof what,
+                          "tail_index: key %d of a burst: %s, OVS's loop over the same "
+                          "subtables: %s",
+                          i, hit ? "a rule" : "a miss",
+                          !want_hit ? "a miss"
+                          : hit     ? "another rule"
+                                    : "a rule");
+            report(what);
+        }
+    }
+    if (got != want_lookups && found == want_found) {
+        mismatches.fetch_add(1, std::memory_order_relaxed);
+        char what[160];
+        std::snprintf(what, sizeof what,
+                      "tail_index: lookups numerator %d, OVS's loop over the same subtables: %d",
+                      got, want_lookups);
+        report(what);
+    }
+}
+}  // namespace
+
 extern "C" uint32_t ovscls_plugin_tail_lookup(const void* tail, const void* view, size_t start,
                                               uint32_t keys_map, const netdev_flow_key* keys[],
                                               dpcls_rule** rules, int* lookups) {
-    const uint32_t found = index_of(tail)->lookup({view, start}, keys_map, keys, rules, lookups);
+    const TuplePruningIndex* index = index_of(tail);
+    if (auto* report = on_mismatch.load(std::memory_order_acquire)) {
+        dpcls_rule* want[32] = {};
+        int want_lookups = 0, got = 0;
+        const uint32_t want_found =
+            index->loop_over_tail({view, start}, keys_map, keys, want, &want_lookups);
+        const uint32_t found = index->lookup({view, start}, keys_map, keys, rules, &got);
+        validate(keys_map, found, rules, got, want_found, want, want_lookups, report);
+        *lookups += got;
+        keys_in.fetch_add(__builtin_popcount(keys_map), std::memory_order_relaxed);
+        keys_found.fetch_add(__builtin_popcount(found), std::memory_order_relaxed);
+        return found;
+    }
+    const uint32_t found = index->lookup({view, start}, keys_map, keys, rules, lookups);
     keys_in.fetch_add(__builtin_popcount(keys_map), std::memory_order_relaxed);
     keys_found.fetch_add(__builtin_popcount(found), std::memory_order_relaxed);
     return found;

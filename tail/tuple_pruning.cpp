@@ -620,4 +620,23 @@ uint32_t TuplePruningIndex::lookup(const View& v, uint32_t keys_map, const netde
     return found;
 }
 
+uint32_t TuplePruningIndex::loop_over_tail(const View& v, uint32_t keys_map,
+                                           const netdev_flow_key* keys[], dpcls_rule** rules,
+                                           int* lookups) const {
+    const auto* b = static_cast<const Binding*>(v.binding);
+    uint32_t found = 0;
+    for (size_t p = v.start; keys_map && p < b->size; p++) {
+        auto* subtable = static_cast<dpcls_subtable*>(b->ranking->vector[p].ptr);
+        std::atomic_ref<uint32_t> hits(ovscls::view(subtable)->hit_cnt);
+        const uint32_t hits_before = hits.load(std::memory_order_relaxed);
+        auto fn = ovscls::view(subtable)->lookup_func.load(std::memory_order_acquire);
+        const uint32_t hit = fn(subtable, keys_map, keys, rules);
+        hits.store(hits_before, std::memory_order_relaxed);
+        found |= hit;
+        *lookups += std::popcount(hit) * (static_cast<int>(p) + 1);
+        keys_map &= ~hit;
+    }
+    return found;
+}
+
 }  // namespace ovscls::tail

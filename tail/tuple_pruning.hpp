@@ -118,6 +118,14 @@ class TuplePruningIndex final : public TailIndex {
     uint32_t lookup(const View& view, uint32_t keys_map, const netdev_flow_key* keys[],
                     dpcls_rule** rules, int* lookups) const override;
 
+    // What OVS's loop over the view's positions would answer, without the
+    // index (the reference of the plugin's validation mode): rules,
+    // lookups numerator and the keys found, as lookup() returns them.
+    // Leaves the subtables' hit counts as it found them (the thread that
+    // looks up is their one writer).
+    uint32_t loop_over_tail(const View& view, uint32_t keys_map, const netdev_flow_key* keys[],
+                            dpcls_rule** rules, int* lookups) const;
+
     TuplePruningStats stats() const;  // writer side
     // Writer: a change could not be made (no memory): the index no longer
     // knows every rule, so it serves no ranking from now on (view() none:

@@ -14,7 +14,9 @@
 # subtable-show), checks the forwarding, stops the switch the graceful way
 # (ovs-appctl exit), and reads the autovalidator's counts from its log:
 # jit_avx2's subtable lookups and jit_fused's fused lookups checked (> 0),
-# and 0 mismatches for every implementation.  On a CPU without what
+# and 0 mismatches for every implementation; and the plugin's own count of
+# the tail index's answers it checked against OVS's loop (> 0, 0
+# mismatches).  On a CPU without what
 # jit_avx2 needs, it says so and checks the portable lookups only.  Prints
 # "N passed, N failed".
 set -uo pipefail
@@ -103,6 +105,17 @@ check "no mismatch was logged" \
     bash -c "! grep -q 'dpif_lookup_autovalidator|ERR|' '$work/ovs-vswitchd.log'"
 check "runtime's subtable lookups checked: $(checked runtime subtable)" \
     test "$(checked runtime subtable)" -gt 0
+# The plugin's tail index, which no autovalidator sees (it is no subtable
+# lookup): in these builds it serves every port with two subtables or more
+# and checks each answer against OVS's loop itself (plugin/ovs_registration.c).
+tail_counts=$(sed -n "s/^.*|dpcls_plugin|INFO|checked 'tail_index': //p" "$work/ovs-vswitchd.log")
+echo "# tail_index: $tail_counts"
+tail_checked=$(sed -n 's/^\([0-9]*\) keys against .*/\1/p' <<<"$tail_counts")
+check "the tail index's answers checked against OVS's loop: ${tail_checked:-none} keys" \
+    test "${tail_checked:-0}" -gt 0
+check "the tail index: 0 mismatches" grep -q ', 0 mismatches$' <<<"$tail_counts"
+check "no tail index mismatch was logged" \
+    bash -c "! grep -q 'dpcls_plugin|ERR|tail_index' '$work/ovs-vswitchd.log'"
 if [ -z "$jit_lacks" ]; then
     check "jit_avx2's subtable lookups checked: $(checked jit_avx2 subtable)" \
         test "$(checked jit_avx2 subtable)" -gt 0
