@@ -19,7 +19,6 @@
 // covered, the mismatches (the first ten in full) and the time; exits 1 on
 // any mismatch.
 #include <bit>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "count_arg.hpp"
 #include "generators.hpp"
 #include "lookup_fixture.hpp"
 #include "random_subtable.hpp"
@@ -43,17 +43,6 @@ constexpr Fingerprint kListed[] = {
 #include "lookups/fingerprints.def"
 #undef FINGERPRINT
 };
-
-bool parse_count(const char* text, uint64_t* out) {
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(text, &end);  // accepts 1e8
-    if (errno || end == text || *end || v < 1 || v > 1e15) {
-        return false;
-    }
-    *out = static_cast<uint64_t>(v);
-    return true;
-}
 
 struct Soak {
     LookupFixture f{"soak"};

@@ -18,7 +18,6 @@
 // Prints the keys, those the index served and its probes, the workloads and
 // the mismatches (the first ten in full) and the time; exits 1 on any
 // mismatch or if the index served no key.
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +27,7 @@
 #include <vector>
 
 #include "classifier/classifier.hpp"
+#include "count_arg.hpp"
 #include "guarded_keys.hpp"
 #include "ovs_loop.hpp"
 #include "standalone/builtin_lookups.hpp"
@@ -36,17 +36,6 @@
 
 namespace ovscls::test {
 namespace {
-
-bool parse_count(const char* text, uint64_t* out) {
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(text, &end);  // accepts 1e8
-    if (errno || end == text || *end || v < 1 || v > 1e15) {
-        return false;
-    }
-    *out = static_cast<uint64_t>(v);
-    return true;
-}
 
 struct TailSoak {
     LookupRegistry registry;
