@@ -819,40 +819,34 @@ def print_flood_table(results):
             line += (f"{r['legit_mpps_median']:>7.2f} ({r.get('ratio_to_generic', 0):.2f})"
                      f" {worst_s:>8}")
         print(line)
-    print("the ranking call (dpcls_sort_subtable_vector(), timed by the plugin whichever "
-          "lookup runs): mean / max us in the windows")
-    for phase in f["phases"]:
-        line = f"{phase:<18}"
-        for impl in impls:
-            r = f["results"][impl][phase]
-            line += (f"{r['jit_ranking_mean_us']:>11.1f} /{r['jit_ranking_max_us']:>9.1f}"
-                     if r.get("jit_ranking_mean_us") else f"{'-':>24}")
-        print(line)
-    print("upcalls a second on the PMD thread (pmd-perf-show; median of the windows), and lost "
-          "upcalls a second (worst window)")
-    for phase in f["phases"]:
-        line = f"{phase:<18}"
-        for impl in impls:
-            r = f["results"][impl][phase]
-            line += (f"{r['upcalls_per_s_median']:>11.0f} /{r['lost_upcalls_per_s_max']:>9.0f}"
-                     if "upcalls_per_s_median" in r else f"{'-':>24}")
-        print(line)
+    def rows(title, cell, only=None):
+        """A line per phase: cell(result) per lookup (24 wide), or, with
+        `only`, that lookup's cell and blanks for the others."""
+        print(title)
+        for phase in f["phases"]:
+            print(f"{phase:<18}" + "".join(
+                cell(f["results"][i][phase]) if only in (None, i) else f"{'':>24}"
+                for i in impls))
+
+    rows("the ranking call (dpcls_sort_subtable_vector(), timed by the plugin whichever "
+         "lookup runs): mean / max us in the windows",
+         lambda r: (f"{r['jit_ranking_mean_us']:>11.1f} /{r['jit_ranking_max_us']:>9.1f}"
+                    if r.get("jit_ranking_mean_us") else f"{'-':>24}"))
+    rows("upcalls a second on the PMD thread (pmd-perf-show; median of the windows), and lost "
+         "upcalls a second (worst window)",
+         lambda r: (f"{r['upcalls_per_s_median']:>11.0f} /{r['lost_upcalls_per_s_max']:>9.0f}"
+                    if "upcalls_per_s_median" in r else f"{'-':>24}"))
     if "tail_index" in impls:
-        print("of which the tail index's ranking hook (its every publish, mean us in the windows):")
-        for phase in f["phases"]:
-            r = f["results"]["tail_index"][phase]
-            hook = r.get("tail_ranking_hook_mean_us")
-            cell = f"{hook:>24.1f}" if hook else f"{'-':>24}"
-            print(f"{phase:<18}" + "".join(cell if i == "tail_index" else f"{'':>24}"
-                                           for i in impls))
-        print("the tail index's writer side: updates a second (subtables added or removed, "
-              "rules inserted or removed) / mean us an update")
-        for phase in f["phases"]:
-            r = f["results"]["tail_index"][phase]
-            rate, cost = r.get("tail_updates_per_s_median"), r.get("tail_update_mean_us_median")
-            cell = f"{rate:>13.0f} /{cost:>9.2f}" if rate else f"{'-':>24}"
-            print(f"{phase:<18}" + "".join(cell if i == "tail_index" else f"{'':>24}"
-                                           for i in impls))
+        rows("of which the tail index's ranking hook (its every publish, mean us in the windows):",
+             lambda r: (f"{r['tail_ranking_hook_mean_us']:>24.1f}"
+                        if r.get("tail_ranking_hook_mean_us") else f"{'-':>24}"),
+             only="tail_index")
+        rows("the tail index's writer side: updates a second (subtables added or removed, "
+             "rules inserted or removed) / mean us an update",
+             lambda r: (f"{r['tail_updates_per_s_median']:>13.0f} /"
+                        f"{r['tail_update_mean_us_median']:>9.2f}"
+                        if r.get("tail_updates_per_s_median") else f"{'-':>24}"),
+             only="tail_index")
 
 
 def print_table(results):
