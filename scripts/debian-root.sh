@@ -170,8 +170,13 @@ if [ "$DEBIAN_ROOT_INSIDE" = make ]; then
     }
     echo "debian-root.sh: making a Debian $suite root ($profile) in $root (a few minutes, once)" >&2
     [ ! -e "$root.tmp" ] || remove_owned "$root.tmp"
+    # A suite newer than this machine's debootstrap knows (forky, Debian's
+    # testing, on Debian 12) is made with its sid script, which testing and
+    # unstable share.
+    script=()
+    [ -e "/usr/share/debootstrap/scripts/$suite" ] || script=(/usr/share/debootstrap/scripts/sid)
     debootstrap --variant=minbase --keyring="$keyring" "$suite" "$root.tmp" "$mirror" \
-        >"$root.log" 2>&1 ||
+        "${script[@]}" >"$root.log" 2>&1 ||
         { tail -20 "$root.log" >&2; exit 1; }
     # Packages install without the daemons starting (no init in a root).
     printf '#!/bin/sh\nexit 101\n' >"$root.tmp/usr/sbin/policy-rc.d"
