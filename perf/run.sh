@@ -15,7 +15,9 @@
 # OVSCLS_SKIP_P2P=1.
 #
 #   perf/run.sh [--quick] [extra Google Benchmark flags]
+#   perf/run.sh --help     this text; nothing installed, built or run
 set -euo pipefail
+case " $* " in *" -h "* | *" --help "*) sed -n '2,18p' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh sse42 --target microbench --target dpcls_bench --target jit_flood

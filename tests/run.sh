@@ -17,7 +17,15 @@
 # again on emulated CPUs without AVX512 and without AVX2
 # (tests/emulated_cpus.sh).  Installs its own packages
 # (scripts/install-deps.sh).
+#
+#   tests/run.sh        every test (what .ci/run runs); no options
+#   tests/run.sh --help this text, nothing run
 set -euo pipefail
+case "${1:-}" in
+    "") ;;
+    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    *) echo "tests/run.sh: no options but --help (got '$1'); it runs every test" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 
 passed=0
