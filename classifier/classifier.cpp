@@ -88,7 +88,6 @@ bool Classifier::probe(SubtableState& state, uint32_t hits) {
         }
         choice.impl->use_count.fetch_add(1, std::memory_order_relaxed);
         state.impl = choice.impl;
-        s.lookup_func_info = choice.impl;
     }
     // Readers load the pointer atomically: they call the old or the new one.
     s.lookup_func.store(choice.fn, std::memory_order_release);
@@ -391,11 +390,22 @@ uint32_t Classifier::reprobe() {
 std::vector<Classifier::SubtableInfo> Classifier::subtables() const {
     std::lock_guard lock(writer_);
     std::vector<SubtableInfo> out;
+    // Each subtable's entry is in its state (OVS 4.0's subtable has no
+    // member for it): found by the mask's hash, as a writer does.
+    auto impl_of = [this](const Subtable* subtable) -> const LookupImpl* {
+        auto [first, last] = by_mask_.equal_range(subtable->mask.hash);
+        for (auto it = first; it != last; ++it) {
+            if (it->second.subtable == subtable) {
+                return it->second.impl;
+            }
+        }
+        return nullptr;
+    };
     const PvectorImpl* impl = subtables_->impl.load(std::memory_order_acquire);
     const size_t size = impl->size.load(std::memory_order_relaxed);
     for (size_t s = 0; s < size; s++) {
         auto* subtable = static_cast<Subtable*>(impl->vector[s].ptr);
-        const auto* info = static_cast<const LookupImpl*>(subtable->lookup_func_info);
+        const LookupImpl* info = impl_of(subtable);
         out.push_back({subtable->u0_bits, subtable->u1_bits, ovsb_subtable_count(ovs(subtable)),
                        std::atomic_ref<uint32_t>(subtable->hit_cnt).load(std::memory_order_relaxed),
                        info ? info->name : "", ovs(subtable)});

@@ -1,4 +1,5 @@
-// layout.hpp: C++ mirrors of the Open vSwitch 3.1.0 structs a lookup reads.
+// layout.hpp: C++ mirrors of the Open vSwitch structs a lookup reads (3.1 to
+// 4.0: ovs_abi.h says where they differ).
 //
 // OVS's dpcls headers are C that g++ rejects, so the hot fields are mirrored
 // here.  Every offset and size is asserted against ovs_abi.h, and
@@ -74,7 +75,9 @@ struct Subtable {
     uint8_t u0_bits;
     uint8_t u1_bits;
     std::atomic<ovsb_lookup_func> lookup_func;
-    void* lookup_func_info;
+#if OVSCLS_SUBTABLE_HAS_LOOKUP_INFO
+    void* lookup_func_info;  // OVS's registry entry; unused here (not in 4.0)
+#endif
     uint64_t* mf_masks;  // per block: the map bits below it
     FlowKey mask;        // last: allocated to mask.len only
 };
@@ -109,7 +112,9 @@ static_assert(offsetof(Subtable, hit_cnt) == OVSCLS_SUBTABLE_OFF_HIT_CNT);
 static_assert(offsetof(Subtable, u0_bits) == OVSCLS_SUBTABLE_OFF_U0);
 static_assert(offsetof(Subtable, u1_bits) == OVSCLS_SUBTABLE_OFF_U1);
 static_assert(offsetof(Subtable, lookup_func) == OVSCLS_SUBTABLE_OFF_LOOKUP_FUNC);
+#if OVSCLS_SUBTABLE_HAS_LOOKUP_INFO
 static_assert(offsetof(Subtable, lookup_func_info) == OVSCLS_SUBTABLE_OFF_LOOKUP_INFO);
+#endif
 static_assert(offsetof(Subtable, mf_masks) == OVSCLS_SUBTABLE_OFF_MF_MASKS);
 static_assert(offsetof(Subtable, mask) == OVSCLS_SUBTABLE_OFF_MASK);
 static_assert(offsetof(PvectorImpl, size) == OVSCLS_PVECTOR_IMPL_OFF_SIZE);

@@ -1,5 +1,6 @@
-/* The layout contract between Open vSwitch 3.1.0's C structs and this
- * project's C++ mirrors of them (classifier/layout.hpp).
+/* The layout contract between Open vSwitch's C structs (3.1 to 3.7, and
+ * 4.0 where it differs) and this project's C++ mirrors of them
+ * (classifier/layout.hpp).
  *
  * OVS's dpcls/flow headers do not compile as C++ (see
  * docs/ovs-3.1-notes.md), so the C++ side reads OVS's hot structs
@@ -12,8 +13,15 @@
 #ifndef OVSCLS_OVS_ABI_H
 #define OVSCLS_OVS_ABI_H 1
 
-/* struct flow is FLOW_U64S 64-bit words; a miniflow map has 2 units. */
+/* struct flow is FLOW_U64S 64-bit words; a miniflow map has 2 units.  OVS
+ * 4.0 has 32 registers (FLOW_N_REGS, 16 before): 8 words more, and every
+ * field after the registers 8 words further on, so some fingerprints (u0,
+ * u1) of the same megaflow differ between 3.x and 4.0. */
+#if OVSCLS_OVS_VERSION >= 40000
+#define OVSCLS_FLOW_U64S 92
+#else
 #define OVSCLS_FLOW_U64S 84
+#endif
 #define OVSCLS_FLOWMAP_UNITS 2
 /* Most values a netdev_flow_key (and so a key or a mask) can hold. */
 #define OVSCLS_FLOW_MAX_PACKET_U64S 71
@@ -30,16 +38,26 @@
 #define OVSCLS_RULE_OFF_MASK 8
 #define OVSCLS_RULE_OFF_FLOW 16
 
-/* struct dpcls_subtable */
-#define OVSCLS_SUBTABLE_SIZE 640
+/* struct dpcls_subtable.  OVS 4.0 removed the lookup registry and with it
+ * the member 'lookup_func_info' after 'lookup_func' (usage counts per
+ * implementation): what follows moves up by one pointer. */
 #define OVSCLS_SUBTABLE_OFF_RULES 8
 #define OVSCLS_SUBTABLE_OFF_HIT_CNT 16
 #define OVSCLS_SUBTABLE_OFF_U0 20
 #define OVSCLS_SUBTABLE_OFF_U1 21
 #define OVSCLS_SUBTABLE_OFF_LOOKUP_FUNC 24
+#if OVSCLS_OVS_VERSION >= 40000
+#define OVSCLS_SUBTABLE_HAS_LOOKUP_INFO 0
+#define OVSCLS_SUBTABLE_SIZE 632
+#define OVSCLS_SUBTABLE_OFF_MF_MASKS 32
+#define OVSCLS_SUBTABLE_OFF_MASK 40
+#else
+#define OVSCLS_SUBTABLE_HAS_LOOKUP_INFO 1
+#define OVSCLS_SUBTABLE_SIZE 640
 #define OVSCLS_SUBTABLE_OFF_LOOKUP_INFO 32
 #define OVSCLS_SUBTABLE_OFF_MF_MASKS 40
 #define OVSCLS_SUBTABLE_OFF_MASK 48
+#endif
 
 /* struct pvector_impl / pvector_entry */
 #define OVSCLS_PVECTOR_IMPL_OFF_SIZE 0
@@ -70,6 +88,12 @@
  * otherwise (murmur-style mhash): cmake/ovs-flavours.txt.  Both the bridge
  * and the C++ hash mirror assert it agrees with the compiler's target
  * features in their own translation unit, as lib/hash.h decides. */
+/* OVSCLS_OVS_VERSION is set by the build from the OVS release (or the OVS
+ * tree a plugin is built for): major * 10000 + minor * 100 + patch. */
+#ifndef OVSCLS_OVS_VERSION
+#error "OVSCLS_OVS_VERSION must be defined by the build (e.g. 30100)"
+#endif
+
 #ifndef OVSCLS_HASH_CRC32
 #error "OVSCLS_HASH_CRC32 must be defined by the build (0 or 1)"
 #endif

@@ -15,8 +15,13 @@
 
 #include "cmap.h"
 #include "dp-packet.h"
+#if OVSCLS_OVS_VERSION >= 40000
+#include "dpif-netdev-dpcls.h"
+#include "dpif-netdev-flow.h"
+#else
 #include "dpif-netdev-lookup.h"
 #include "dpif-netdev-private-dpcls.h"
+#endif
 #include "flow.h"
 #include "hash.h"
 #include "ovs-rcu.h"
@@ -51,8 +56,10 @@ _Static_assert(offsetof(struct dpcls_subtable, mf_bits_set_unit1)
                == OVSCLS_SUBTABLE_OFF_U1, "");
 _Static_assert(offsetof(struct dpcls_subtable, lookup_func)
                == OVSCLS_SUBTABLE_OFF_LOOKUP_FUNC, "");
+#if OVSCLS_SUBTABLE_HAS_LOOKUP_INFO
 _Static_assert(offsetof(struct dpcls_subtable, lookup_func_info)
                == OVSCLS_SUBTABLE_OFF_LOOKUP_INFO, "");
+#endif
 _Static_assert(offsetof(struct dpcls_subtable, mf_masks)
                == OVSCLS_SUBTABLE_OFF_MF_MASKS, "");
 _Static_assert(offsetof(struct dpcls_subtable, mask)
@@ -210,8 +217,12 @@ ovsb_subtable_create(const struct netdev_flow_key *mask)
     /* One extra word so that an empty mask still gets a valid pointer. */
     subtable->mf_masks = xmalloc(sizeof(uint64_t) * (unit0 + unit1 + 1));
     dpcls_flow_key_gen_masks(mask, subtable->mf_masks, unit0, unit1);
+#if OVSCLS_SUBTABLE_HAS_LOOKUP_INFO
     atomic_init(&subtable->lookup_func, NULL);
     subtable->lookup_func_info = NULL;
+#else
+    subtable->lookup_func = NULL;  /* 4.0: a plain pointer, set at creation */
+#endif
     return subtable;
 }
 

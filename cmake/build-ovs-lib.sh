@@ -10,7 +10,7 @@
 #   build-ovs-lib.sh --dir [--ovs RELEASE] FLAVOUR   only print where it is
 #                                                    (or will be)
 #
-# RELEASE: 3.1 (the default) or 3.5.
+# RELEASE: 3.1 (the default), 3.5 or 4.0 (cmake/ovs-sources.txt).
 #
 # Flavours (the table has the flags): sse42 (CRC32 hash, avx512_gather
 # registered), debian (Debian's own flags, mhash), sse42-tsan (sse42 under

@@ -3,7 +3,7 @@
 #   ovs_flavour NAME FIELD    prints FIELD (host, hash, isa, cflags) of NAME;
 #                             fails with a message naming the known flavours
 #   ovs_source RELEASE FIELD  prints FIELD (version, source, sha256, origin)
-#                             of an OVS release line (3.1, 3.5); fails with a
+#                             of an OVS release line (3.1, 3.5, 4.0); fails with a
 #                             message naming the known ones
 #   ovs_release_names         the release lines, the default first
 #   ovs_source_unpack RELEASE DEST

@@ -204,6 +204,9 @@ void run(benchmark::State& state, Workload* w, ovsb_lookup_func fn) {
 
 // Why OVS's avx512_gather probe declined every case on this machine.
 std::string why_no_avx512_gather() {
+    if (OVSCLS_OVS_VERSION >= 40000) {
+        return "removed in OVS 4.0";
+    }
     if (!ovsb_ovs_avx512_gather_built()) {
         return "not built into this OVS flavour (it needs OVS core built with SSE4.2)";
     }

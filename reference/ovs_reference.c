@@ -4,9 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#if OVSCLS_OVS_VERSION >= 40000
+#include "dp-packet.h"
+#include "dpif-netdev-dpcls.h"
+#else
 #include "cpu.h"
 #include "dp-packet.h"
 #include "dpif-netdev-lookup.h"
+#endif
 #include "flow.h"
 #include "hash.h"
 #include "odp-util.h"
@@ -102,7 +107,7 @@ ovsb_frame_compose(const uint64_t flow[], void *buf, size_t buf_len)
     size_t len = 0;
 
     dp_packet_init(&packet, 0);
-#if OVSB_OVS_VERSION >= 30300
+#if OVSCLS_OVS_VERSION >= 30300
     /* OVS 3.3 added 'bad_csum' (write a wrong L4 checksum): no. */
     flow_compose(&packet, as_flow(flow), NULL, 64, false);
 #else
@@ -117,6 +122,13 @@ ovsb_frame_compose(const uint64_t flow[], void *buf, size_t buf_len)
 }
 
 /* ---- OVS's own lookups. ---- */
+
+/* OVS 4.0 renamed dpcls_subtable_generic_probe() (the registry's probe of
+ * its entry "generic") to dpcls_subtable_lookup_probe(), which
+ * dpcls_create_subtable() calls: the same choice, the same functions. */
+#if OVSCLS_OVS_VERSION >= 40000
+#define dpcls_subtable_generic_probe dpcls_subtable_lookup_probe
+#endif
 
 ovsb_lookup_func
 ovsb_ovs_generic_probe(uint32_t u0, uint32_t u1)
@@ -133,10 +145,11 @@ ovsb_ovs_generic_runtime(void)
     return dpcls_subtable_generic_probe(0, 0);
 }
 
-/* The condition under which dpif-netdev-lookup.c registers avx512_gather. */
+/* The condition under which dpif-netdev-lookup.c registers avx512_gather;
+ * OVS 4.0 removed it. */
 #define OVSB_AVX512_GATHER_BUILT                                              \
-    (__x86_64__ && HAVE_AVX512F && HAVE_LD_AVX512_GOOD && HAVE_AVX512BW      \
-     && __SSE4_2__)
+    (OVSCLS_OVS_VERSION < 40000 && __x86_64__ && HAVE_AVX512F                 \
+     && HAVE_LD_AVX512_GOOD && HAVE_AVX512BW && __SSE4_2__)
 
 ovsb_lookup_func
 ovsb_ovs_avx512_gather_probe(uint32_t u0, uint32_t u1)

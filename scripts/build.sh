@@ -2,7 +2,7 @@
 # Configures and builds the project against one OVS flavour:
 #   scripts/build.sh [--ovs RELEASE] FLAVOUR [cmake --build args, e.g. --target T]
 # into build/FLAVOUR for the default release (3.1), build/FLAVOUR-ovsRELEASE
-# for another (3.5; cmake/ovs-sources.txt).
+# for another (3.5, 4.0; cmake/ovs-sources.txt).
 # FLAVOUR: a flavour of cmake/ovs-flavours.txt (sse42, debian, aarch64-crc,
 # aarch64-debian), or tsan (sse42 under ThreadSanitizer), asan (this
 # project's code under AddressSanitizer and UndefinedBehaviorSanitizer,

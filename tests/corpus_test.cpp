@@ -70,13 +70,34 @@ TEST(Corpus, MegaflowFingerprintsMatchWhatOvsReports) {
     const auto megaflows = load_megaflows();
     ASSERT_GE(megaflows.size(), 25u);
     std::map<std::pair<int, int>, int> histogram;
+    using Fingerprint = std::pair<int, int>;
+    std::map<std::pair<Fingerprint, Fingerprint>, int> moved;  // 3.1 -> 4.0
     for (const Megaflow& m : megaflows) {
         const int u0 = std::popcount(m.mask.map.bits[0]);
         const int u1 = std::popcount(m.mask.map.bits[1]);
         histogram[{u0, u1}]++;
-        if (m.reported_u0 >= 0) {
+        if (m.reported_u0 < 0) {
+            continue;
+        }
+        if (OVSCLS_OVS_VERSION < 40000) {
             EXPECT_EQ(u0, m.reported_u0) << m.line;
             EXPECT_EQ(u1, m.reported_u1) << m.line;
+        } else {
+            // The corpus was dumped by OVS 3.1.  OVS 4.0's struct flow has 8
+            // more register words before the packet fields, which moves some
+            // of them from the map's unit 0 to unit 1: the same megaflow
+            // keeps its number of words, not their split.
+            EXPECT_EQ(u0 + u1, m.reported_u0 + m.reported_u1) << m.line;
+            moved[{{m.reported_u0, m.reported_u1}, {u0, u1}}]++;
+        }
+    }
+    if (OVSCLS_OVS_VERSION >= 40000) {
+        std::printf(
+            "OVS 4.0: the split (u0,u1) NOT checked against the 3.1 dumps (their number "
+            "of words is); fingerprint in 3.1 -> here: count\n");
+        for (auto [fps, n] : moved) {
+            std::printf("  (%d,%d) -> (%d,%d): %d\n", fps.first.first, fps.first.second,
+                        fps.second.first, fps.second.second, n);
         }
     }
     std::printf("megaflow fingerprints (u0,u1): count\n");

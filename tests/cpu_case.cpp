@@ -41,6 +41,9 @@ Availability ovs_avx512_gather_availability() {
 #if !defined(__x86_64__)
     return {false, "not in this OVS build: it is x86-64 code"};
 #else
+    if (OVSCLS_OVS_VERSION >= 40000) {
+        return {false, "removed in OVS 4.0 (with the lookup registry)"};
+    }
     if (!ovsb_ovs_avx512_gather_built()) {
         return {false, "not in this OVS build: it needs OVS core built with SSE4.2"};
     }
