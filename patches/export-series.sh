@@ -11,7 +11,8 @@
 #
 # To change a patch: apply the series to such a tree (git am), change,
 # commit (git rebase -i), export, and do the same for each release line
-# (the 3.5 series differs from 3.1's only where the trees differ: NEWS).
+# (the 3.5 series differs from 3.1's only where the trees differ: NEWS;
+# 4.0's is a series of its own, since 4.0 removed the lookup registry).
 #
 # Whoever exports signs: each patch's author (From:) and Signed-off-by are
 # the exporter's git identity (git config user.name and user.email, as
@@ -62,9 +63,12 @@ for path in paths:
         body = "\n".join(lines)
     open(path, "w").write(head + sep + body)
 PY
-# The cover letter's subject is the first line of cover-letter.txt, its
+# The cover letter's subject is the first line of cover-letter-RELEASE.txt
+# (a release line whose series differs: 4.0) or of cover-letter.txt, its
 # blurb the rest (@RELEASE@ replaced).
-python3 - "$out/0000-cover-letter.patch" "$here/cover-letter.txt" "$release" <<'PY'
+cover=$here/cover-letter.txt
+[ ! -f "$here/cover-letter-$release.txt" ] || cover=$here/cover-letter-$release.txt
+python3 - "$out/0000-cover-letter.patch" "$cover" "$release" <<'PY'
 import sys
 path, template, release = sys.argv[1:]
 subject, _, blurb = open(template).read().replace("@RELEASE@", release).partition("\n")
