@@ -3,7 +3,7 @@
 # installs it.
 #
 #   patches/build-ovs.sh --prefix DIR [--ovs RELEASE | --ovs-source SRC]
-#                        [--dpdk] [--autovalidator]
+#                        [--dpdk] [--autovalidator | --validate]
 #                        [--plugin-default | --series-only | --stock]
 #                        [--flavour F] [--host HOST]
 #
@@ -16,19 +16,27 @@
 #                      folder is refused, untouched
 #   --ovs RELEASE      a release line of cmake/ovs-sources.txt, its source
 #                      pinned by sha256: 3.1 (default; Debian 12's
-#                      openvswitch-source 3.1.0) or 3.5 (Debian 13's 3.5.0,
-#                      fetched through a private apt configuration)
-#   --ovs-source SRC   any other Open vSwitch 3.x source: a release tarball
-#                      or a directory (a git tree without ./configure gets
-#                      ./boot.sh first); its version (configure.ac) picks
-#                      the series
+#                      openvswitch-source 3.1.0), 3.5 (Debian 13's 3.5.0)
+#                      or 4.0 (Debian testing's 4.0.0), the last two
+#                      fetched through a private apt configuration
+#   --ovs-source SRC   any other Open vSwitch 3.x or 4.0.x source: a release
+#                      tarball or a directory (a git tree without
+#                      ./configure gets ./boot.sh first); its version
+#                      (configure.ac) picks the series
 #   --dpdk             build with DPDK (--with-dpdk=shared, Debian's
 #                      libdpdk-dev): 22.11 for OVS 3.1 (Debian 12's), 24.11
 #                      for 3.5 (Debian 13's: run this in a Debian 13 root,
-#                      scripts/debian-root.sh trixie -- patches/build-ovs.sh)
+#                      scripts/debian-root.sh trixie -- patches/build-ovs.sh),
+#                      25.11 for 4.0 (Debian testing's: in a forky root)
 #   --autovalidator    OVS's --enable-autovalidator: every lookup
 #                      implementation, the plugin's included, is checked
-#                      against OVS's generic on every lookup
+#                      against OVS's generic on every lookup (3.x only:
+#                      4.0 removed it)
+#   --validate         (4.0, which has no autovalidator) the plugin checks
+#                      every lookup it serves against OVS's generic, and
+#                      logs at exit how many keys it checked per lookup
+#                      (plugin/lookup_validation.h); its lookups are the
+#                      defaults, as with --plugin-default
 #   --plugin-default   the plugin's lookups are the defaults at start-up
 #                      (above OVS's generic at 1; plugin/README.md);
 #                      without it OVS's own defaults stand
@@ -58,14 +66,15 @@
 # of which series failed.
 #
 # The plugin is not referred to by OVS: it registers its lookups from a
-# constructor (dpcls_subtable_lookup_register(), added by the series), and
+# constructor (dpcls_subtable_lookup_register() on 3.x,
+# dpcls_lookup_provider_register() on 4.0, added by the series), and
 # is linked into ovs-vswitchd whole (--whole-archive); every other program
 # is OVS's own.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
-prefix="" dpdk=no autovalidator=no plugin_default=no flavour="" want_host="" release="" ovs_src=""
+prefix="" dpdk=no autovalidator=no validate=no plugin_default=no flavour="" want_host="" release="" ovs_src=""
 series=yes plugin=yes
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
@@ -76,6 +85,7 @@ while [ $# -gt 0 ]; do
         --ovs-source) ovs_src=${2:?--ovs-source needs a tarball or directory}; shift 2 ;;
         --dpdk) dpdk=yes; shift ;;
         --autovalidator) autovalidator=yes; shift ;;
+        --validate) validate=yes; shift ;;
         --plugin-default) plugin_default=yes; shift ;;
         --series-only) plugin=no; shift ;;
         --stock) series=no plugin=no; shift ;;
@@ -121,10 +131,11 @@ fi
 case "$release" in
     3.1) dpdk_line=22.11 ;;
     3.5) dpdk_line=24.11 ;;
+    4.0) dpdk_line=25.11 ;;
     *) dpdk_line="" ;;
 esac
 if [ "$dpdk" = yes ] && [ -z "$dpdk_line" ]; then
-    echo "build-ovs.sh: --dpdk is for the pinned releases (--ovs 3.1 or 3.5)" >&2
+    echo "build-ovs.sh: --dpdk is for the pinned releases (--ovs 3.1, 3.5 or 4.0)" >&2
     exit 2
 fi
 if [ -n "$cross" ] && [ "$dpdk" = yes ]; then
@@ -171,6 +182,8 @@ if [ "$dpdk" = yes ]; then
         *) echo "build-ovs.sh: OVS $release is built with DPDK $dpdk_line; this system's libdpdk-dev is $have_dpdk" >&2
            [ "$dpdk_line" = 24.11 ] &&
                echo "  (Debian 13 ships it: scripts/debian-root.sh trixie -- patches/build-ovs.sh ...)" >&2
+           [ "$dpdk_line" = 25.11 ] &&
+               echo "  (Debian testing ships it: scripts/debian-root.sh forky -- patches/build-ovs.sh ...)" >&2
            exit 1 ;;
     esac
 fi
@@ -194,13 +207,23 @@ else
     rmdir "$prefix/src.tmp"
 fi
 cd "$prefix/src"
-[ -f configure.ac ] && [ -f lib/dpif-netdev-lookup.c ] ||
+# 3.x has the lookup registry (lib/dpif-netdev-lookup.c); 4.0 removed it
+# and keeps OVS's own lookups in lib/dpif-netdev-dpcls.c.
+[ -f configure.ac ] && { [ -f lib/dpif-netdev-lookup.c ] || [ -f lib/dpif-netdev-dpcls.c ]; } ||
     { echo "build-ovs.sh: $prefix/src is not an Open vSwitch source tree" >&2; exit 1; }
 version=$(sed -n 's/^AC_INIT(openvswitch, *\([0-9][0-9.]*\),.*/\1/p' configure.ac)
 case "$version" in
-    3.*.*) ;;
-    *) echo "build-ovs.sh: the tree is Open vSwitch '${version:-unknown}', not a 3.x release" >&2; exit 1 ;;
+    3.*.* | 4.0.*) ;;
+    *) echo "build-ovs.sh: the tree is Open vSwitch '${version:-unknown}', not a 3.x or 4.0.x release" >&2; exit 1 ;;
 esac
+if [ "$autovalidator" = yes ] && [ "${version%%.*}" != 3 ]; then
+    echo "build-ovs.sh: --autovalidator: Open vSwitch $version has no autovalidator (4.0 removed it): --validate" >&2
+    exit 2
+fi
+if [ "$validate" = yes ] && { [ "${version%%.*}" = 3 ] || [ "$plugin" = no ]; }; then
+    echo "build-ovs.sh: --validate is the plugin's check for OVS 4.0 (3.x: --autovalidator)" >&2
+    exit 2
+fi
 if [ ! -x configure ]; then
     step "no ./configure (a git tree): ./boot.sh"
     for tool in autoconf automake libtool; do
@@ -237,9 +260,11 @@ if [ "$series" = yes ]; then
         fi
     }
     line=${version%.*}
+    # Only series of the tree's major release: 4.0's hooks differ from 3.x's.
     candidates=$(ls "$here" | sed -n 's/^series-\([0-9]*\.[0-9]*\)$/\1/p' | awk -v l="$line" '
         function num(v, p) { split(v, p, "."); return p[1] * 1000 + p[2] }
-        { d = num($0) - num(l); print (d == 0 ? 0 : d < 0 ? 1 : 2), (d < 0 ? -d : d), $0 }' |
+        int(num($0) / 1000) == int(num(l) / 1000) {
+            d = num($0) - num(l); print (d == 0 ? 0 : d < 0 ? 1 : 2), (d < 0 ? -d : d), $0 }' |
         sort -k1,1n -k2,2n | cut -d' ' -f3)
     # True when every patch of series-$1 applies, in order, to a scratch copy
     # of the tree; else names the first that does not in $failed_patch.
@@ -326,6 +351,7 @@ make -j"$jobs" >>"$log" 2>&1 || fail "make"
 if [ "$plugin" = yes ]; then
     link_args=(--ovs-build "$prefix/src" --flavour "$flavour")
     [ "$plugin_default" = yes ] && link_args+=(--plugin-default)
+    [ "$validate" = yes ] && link_args+=(--validate)
     [ -n "$cross" ] && link_args+=(--toolchain "$top/cmake/toolchain-$host.cmake")
     "$top/plugin/link-into-ovs.sh" "${link_args[@]}" 2>&1 | tee -a "$log" | sed 's/^/  /' >&2 ||
         fail "building and linking the plugin"
@@ -343,6 +369,7 @@ flavour=$flavour
 host=$host
 dpdk=$dpdk
 autovalidator=$autovalidator
+validate=$validate
 plugin_default=$plugin_default
 series=$series
 plugin=$plugin

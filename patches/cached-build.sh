@@ -12,10 +12,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 case " $* " in *" -h "* | *" --help "*) exec patches/build-ovs.sh --help ;; esac
 cache=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
-# The system it is built on counts too (a Debian 13 root, scripts/debian-root.sh,
-# shares the cache with the Debian 12 machine).
+# The system it is built on counts too (a Debian 13 or testing root,
+# scripts/debian-root.sh, shares the cache with the Debian 12 machine).
 key=$( (find patches CMakeLists.txt cmake classifier lookups tail jit plugin -type f | LC_ALL=C sort |
-    xargs cat; grep -s '^VERSION_ID=' /etc/os-release) | sha256sum | cut -c1-16)
+    xargs cat; grep -s -e '^VERSION_ID=' -e '^VERSION_CODENAME=' /etc/os-release) | sha256sum | cut -c1-16)
 name=$(printf '%s' "$*" | tr -c 'a-z0-9' '-' | sed 's/--*/-/g; s/^-//; s/-$//')
 prefix="$cache/ovs-patched-${name:-stock}-$key"
 if [ ! -f "$prefix/.built" ]; then

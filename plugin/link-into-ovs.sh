@@ -5,7 +5,7 @@
 # debian/rules), so both link the plugin the same way.
 #
 #   plugin/link-into-ovs.sh --ovs-build DIR [--ovs-source DIR] --flavour F
-#                           [--plugin-default] [--toolchain FILE]
+#                           [--plugin-default] [--validate] [--toolchain FILE]
 #
 #   --ovs-build DIR    where OVS was configured and built (its Makefile,
 #                      config.h and generated headers are there)
@@ -20,6 +20,9 @@
 #                      targets SSE4.2 on x86-64 or CRC32 on aarch64, else
 #                      mhash), for builds made elsewhere, e.g. Debian's
 #   --plugin-default   the plugin's lookups above OVS's generic at start-up
+#   --validate         OVS 4.0 (no autovalidator): every lookup the plugin
+#                      serves is checked against OVS's generic
+#                      (plugin/lookup_validation.h)
 #   --toolchain FILE   a CMake toolchain file (cross builds)
 #
 # The plugin is built in DIR/ovscls-plugin/.  Then automake's variable for
@@ -33,7 +36,7 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-build="" source="" flavour="" plugin_default=OFF toolchain=""
+build="" source="" flavour="" plugin_default=OFF validate=OFF toolchain=""
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -41,6 +44,7 @@ while [ $# -gt 0 ]; do
         --ovs-source) source=${2:?--ovs-source needs a directory}; shift 2 ;;
         --flavour) flavour=${2:?--flavour needs a flavour}; shift 2 ;;
         --plugin-default) plugin_default=ON; shift ;;
+        --validate) validate=ON; shift ;;
         --toolchain) toolchain=${2:?--toolchain needs a file}; shift 2 ;;
         -h | --help) usage; exit 0 ;;
         *) echo "link-into-ovs.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -101,7 +105,7 @@ fi
 cmake_args=(-DOVSCLS_PLUGIN_ONLY=ON -DOVS_FLAVOUR="$flavour" -DCMAKE_BUILD_TYPE=Release
     -DOVSCLS_OVS_TREE="$source" -DOVSCLS_OVS_BUILD="$build"
     -DOVSCLS_OVS_CFLAGS="$(sed -n 's/^OVS_CFLAGS = //p' "$build/Makefile")"
-    -DOVSCLS_PLUGIN_DEFAULT="$plugin_default")
+    -DOVSCLS_PLUGIN_DEFAULT="$plugin_default" -DOVSCLS_PLUGIN_VALIDATE="$validate")
 [ -z "$toolchain" ] || cmake_args+=(-DCMAKE_TOOLCHAIN_FILE="$toolchain")
 command -v ccache >/dev/null && cmake_args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache
     -DCMAKE_C_COMPILER_LAUNCHER=ccache)
@@ -110,7 +114,7 @@ command -v ccache >/dev/null && cmake_args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccach
 if [ -n "${CPPFLAGS:-}" ]; then
     export CFLAGS="${CFLAGS:-} $CPPFLAGS" CXXFLAGS="${CXXFLAGS:-} $CPPFLAGS"
 fi
-step "building libovscls_plugin.a ($flavour, plugin default: $plugin_default) in $plugin_build"
+step "building libovscls_plugin.a ($flavour, plugin default: $plugin_default, validate: $validate) in $plugin_build"
 cmake -S "$top" -B "$plugin_build" "${cmake_args[@]}" >"$build/ovscls-plugin.log" 2>&1 ||
     { tail -25 "$build/ovscls-plugin.log" >&2; echo "link-into-ovs.sh: configuring the plugin failed" >&2; exit 1; }
 cmake --build "$plugin_build" -j"$(nproc)" --target ovscls_plugin >>"$build/ovscls-plugin.log" 2>&1 ||

@@ -1,9 +1,13 @@
 /* ovs_registration.c: the plugin's lookups, registered with ovs-vswitchd.
  *
- * OVS (with the series of patches/) keeps a table of dpcls lookup
+ * OVS 3.x (with the series of patches/) keeps a table of dpcls lookup
  * implementations that a library may add to before the datapath starts:
- * dpcls_subtable_lookup_register().  This file's constructor adds the
- * plugin's three, and connects the JIT to OVS: its log lines go to VLOG,
+ * dpcls_subtable_lookup_register().  OVS 4.0 removed that table; its series
+ * (patches/4.0) adds lookup providers instead:
+ * dpcls_lookup_provider_register(), the same hooks by the same names, so
+ * that one constructor serves both (see plugin_entry below).  This file's
+ * constructor adds the plugin's lookups, and connects the JIT to OVS: its
+ * log lines go to VLOG,
  * its events to coverage counters, its settings come from other_config
  * ("dpcls-jit*"), and its report is `ovs-appctl dpif-netdev/jit-show`.
  *
@@ -24,7 +28,10 @@
  * Their priorities are 0 (OVS's own defaults stand; prio-set switches)
  * unless the plugin is built with OVSCLS_PLUGIN_DEFAULT, which makes them
  * the defaults: jit_avx2 4, specialized 3, runtime 2, above OVS's generic
- * at 1, and jit_fused 4 (on).
+ * at 1, and jit_fused 4 (on).  On 4.0 a provider above 0 comes before
+ * OVS's own lookups, and dpif-netdev/lookup-provider-set switches; the 4.0
+ * series has no fused or tail hooks yet, so jit_fused and tail_index are
+ * not registered there.
  *
  * OVS refuses the three, with a log line, if the plugin hashes differently
  * from it (built for the other hash flavour): they would miss every packet.
@@ -40,13 +47,20 @@
 #include <string.h>
 
 #include "coverage.h"
+#if OVSCLS_OVS_VERSION >= 40000
+#include "dpif-netdev-dpcls-provider.h"
+#else
 #include "dpif-netdev-lookup.h"
+#endif
 #include "fatal-signal.h"
 #include "openvswitch/dynamic-string.h"
 #include "openvswitch/vlog.h"
 #include "smap.h"
 #include "unixctl.h"
 #include "util.h"
+#ifdef OVSCLS_PLUGIN_VALIDATE
+#include "plugin/lookup_validation.h"
+#endif
 
 VLOG_DEFINE_THIS_MODULE(dpcls_plugin);
 
@@ -85,6 +99,7 @@ void ovscls_plugin_tail_configure(bool on, uint32_t head, uint32_t min_tail);
 void ovscls_plugin_tail_validate(void (*report)(const char *what));
 void ovscls_plugin_tail_validated(uint64_t *checked, uint64_t *mismatched);
 char *ovscls_plugin_tail_show(void);
+struct pvector_impl;
 void *ovscls_plugin_tail_create(void);
 void ovscls_plugin_tail_destroy(void *tail);
 void ovscls_plugin_tail_subtable(void *tail,
@@ -97,12 +112,37 @@ void ovscls_plugin_tail_ranking(void *tail,
 size_t ovscls_plugin_tail_view(const void *tail,
                                const struct pvector_impl *ranking,
                                size_t size, const void **view);
+/* What the series of the OVS release this is built for has: 3.x registers
+ * lookup implementations in OVS's registry, with every hook; 4.0, which
+ * removed the registry, registers lookup providers, whose struct grows with
+ * the series' patches (its DPCLS_LOOKUP_PROVIDER_SIZE_V* tell which hooks
+ * it has).  A lookup whose hooks the series lacks is not registered. */
+#if OVSCLS_OVS_VERSION >= 40000
+typedef struct dpcls_lookup_provider plugin_entry;
+#define plugin_register dpcls_lookup_provider_register
+#ifdef DPCLS_LOOKUP_PROVIDER_SIZE_FUSED
+#define PLUGIN_HAS_FUSED 1
+#else
+#define PLUGIN_HAS_FUSED 0
+#endif
+#ifdef DPCLS_LOOKUP_PROVIDER_SIZE_TAIL
+#define PLUGIN_HAS_TAIL 1
+#else
+#define PLUGIN_HAS_TAIL 0
+#endif
+#else
+typedef struct dpcls_subtable_lookup_info_t plugin_entry;
+#define plugin_register dpcls_subtable_lookup_register
+#define PLUGIN_HAS_FUSED 1
+#define PLUGIN_HAS_TAIL 1
+#endif
+
 uint32_t ovscls_plugin_tail_lookup(const void *tail, const void *view,
                                    size_t start, uint32_t keys_map,
                                    const struct netdev_flow_key *keys[],
                                    struct dpcls_rule **rules, int *lookups);
 
-#ifdef OVSCLS_PLUGIN_DEFAULT
+#if defined(OVSCLS_PLUGIN_DEFAULT) || defined(OVSCLS_PLUGIN_VALIDATE)
 enum { JIT_PRIO = 4, SPECIALIZED_PRIO = 3, RUNTIME_PRIO = 2, FUSED_PRIO = 4,
        TAIL_PRIO = 4 };
 #elif defined(DPCLS_AUTOVALIDATOR_DEFAULT)
@@ -127,6 +167,7 @@ enum { TAIL_DEFAULT_HEAD = 0, TAIL_DEFAULT_MIN_TAIL = 2 };
 enum { TAIL_DEFAULT_HEAD = 16, TAIL_DEFAULT_MIN_TAIL = 32 };
 #endif
 
+#if PLUGIN_HAS_TAIL
 /* tail_index serves no subtable itself. */
 static dpcls_subtable_lookup_func
 tail_probe(uint32_t u0 OVS_UNUSED, uint32_t u1 OVS_UNUSED)
@@ -252,6 +293,9 @@ tail_set_config(const struct smap *other_config)
     last_min_tail = min_tail;
 }
 
+#endif /* PLUGIN_HAS_TAIL */
+
+#if PLUGIN_HAS_FUSED
 /* jit_fused's hooks (OVS's dpcls_fused_lookup_func contract): the C++ side
  * hands out the function as a pointer with the handle that releases it. */
 static bool
@@ -270,6 +314,8 @@ fused_release(const struct dpcls_fused_lookup *lookup)
 {
     ovscls_plugin_fused_release(lookup->handle);
 }
+
+#endif /* PLUGIN_HAS_FUSED */
 
 /* The JIT's decline lines (once per reason). */
 static void
@@ -346,6 +392,7 @@ jit_show(struct unixctl_conn *conn, int argc OVS_UNUSED,
     free(text);
 }
 
+#if PLUGIN_HAS_TAIL
 static void
 tail_show(struct unixctl_conn *conn, int argc OVS_UNUSED,
           const char *argv[] OVS_UNUSED, void *aux OVS_UNUSED)
@@ -359,10 +406,11 @@ tail_show(struct unixctl_conn *conn, int argc OVS_UNUSED,
     }
     free(text);
 }
+#endif
 
 OVS_CONSTRUCTOR(ovscls_plugin_register)
 {
-    static const struct dpcls_subtable_lookup_info_t lookups[] = {
+    static const plugin_entry lookups[] = {
         { .prio = SPECIALIZED_PRIO,
           .probe = ovscls_plugin_specialized_probe,
           .name = "specialized" },
@@ -376,12 +424,15 @@ OVS_CONSTRUCTOR(ovscls_plugin_register)
           .ranking = ovscls_plugin_jit_ranking,
           .set_config = jit_set_config,
           .name = "jit_avx2" },
+#if PLUGIN_HAS_FUSED
         { .prio = FUSED_PRIO,
           .probe = ovscls_plugin_fused_probe_counts,
           .probe_fused = fused_probe,
           .release_fused = fused_release,
           .fused_ready = ovscls_plugin_fused_ready,
           .name = "jit_fused" },
+#endif
+#if PLUGIN_HAS_TAIL
         { .prio = TAIL_PRIO,
           .probe = tail_probe,
           .set_config = tail_set_config,
@@ -393,22 +444,41 @@ OVS_CONSTRUCTOR(ovscls_plugin_register)
           .tail_view = ovscls_plugin_tail_view,
           .tail_lookup = ovscls_plugin_tail_lookup,
           .name = "tail_index" },
+#endif
     };
 
+#if PLUGIN_HAS_TAIL
 #ifdef TAIL_VALIDATE
     ovscls_plugin_tail_validate(tail_mismatch);
 #endif
     ovscls_plugin_tail_configure(true, TAIL_DEFAULT_HEAD,
                                  TAIL_DEFAULT_MIN_TAIL);
+#endif
     ovscls_plugin_jit_set_log(jit_log);
     ovscls_plugin_jit_set_events(jit_event);
     for (size_t i = 0; i < ARRAY_SIZE(lookups); i++) {
+#ifdef OVSCLS_PLUGIN_VALIDATE
+        /* Every lookup it serves checked against OVS's generic (4.0, which
+         * has no autovalidator; the entries are subtable lookups only). */
+        plugin_entry validated = lookups[i];
+
+        if (!lookup_validation_wrap(validated.name, &validated.probe,
+                                    &validated.probe_subtable,
+                                    &validated.release)) {
+            VLOG_ERR("validation: cannot wrap '%s'; not registered",
+                     validated.name);
+            continue;
+        }
+        plugin_register(&validated, ovscls_plugin_hash_blocks);
+#else
         /* OVS logs each outcome once logging is up. */
-        dpcls_subtable_lookup_register(&lookups[i],
-                                       ovscls_plugin_hash_blocks);
+        plugin_register(&lookups[i], ovscls_plugin_hash_blocks);
+#endif
     }
     unixctl_command_register("dpif-netdev/jit-show", "", 0, 0, jit_show,
                              NULL);
+#if PLUGIN_HAS_TAIL
     unixctl_command_register("dpcls-plugin/tail-show", "", 0, 0, tail_show,
                              NULL);
+#endif
 }
