@@ -26,52 +26,22 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 use_ovs_prefix "$prefix" autovalidator-test
 
-cc -O2 -Wall -Werror -I"$here/.." -o "$work/cpu_has" "$here/../cpu_has.c" || exit 1
-cpu=" $("$work/cpu_has") "
-jit_lacks=$(cpu_lacks avx2 bmi1 bmi2 popcnt sse42)
-echo "# CPU:$cpu"
+read_cpu
 
 start_ovsdb
-ovs-vsctl --no-wait set Open_vSwitch . other_config:pmd-cpu-mask=0x6 \
-    other_config:pmd-rxq-assign=roundrobin other_config:dpcls-jit-hot-hits=2
-"$prefix/sbin/ovs-vswitchd" --enable-dummy --disable-system --disable-system-route \
-    --dummy-numa 0,0,0 --detach --no-chdir --pidfile --log-file 2>"$work/ovs-vswitchd.stderr"
-ovs-vsctl add-br br0 -- set bridge br0 datapath-type=dummy fail-mode=secure \
-    -- add-port br0 p1 -- set interface p1 type=dummy-pmd ofport_request=1 options:n_rxq=2 \
-    -- add-port br0 p2 -- set interface p2 type=dummy-pmd ofport_request=2 \
-    -- add-port br0 p4 -- set interface p4 type=dummy ofport_request=4
-# Two subtables for UDP packets (one miniflow map): by tp_dst, by nw_dst/16.
-ovs-ofctl add-flows br0 - <<'FLOWS'
-priority=200,in_port=1,udp,tp_dst=53,actions=output:2
-priority=100,in_port=1,ip,nw_dst=10.1.0.0/16,actions=output:4
-priority=0,actions=drop
-FLOWS
+start_udp_switch
 check "the autovalidator is the best implementation (info-get)" \
     grep -Eq '  autovalidator \(Use count: [0-9]+, Priority: 255\)' \
     <<<"$(ovs-appctl dpif-netdev/subtable-lookup-info-get)"
 
-udp53='in_port(1),eth(src=52:54:00:00:00:01,dst=52:54:00:00:00:02),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.5.5.5,proto=17,tos=0,ttl=64,frag=no),udp(src=999,dst=53)'
-net1='in_port(1),eth(src=52:54:00:00:00:01,dst=52:54:00:00:00:02),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.1.2.3,proto=17,tos=0,ttl=64,frag=no),udp(src=999,dst=4000)'
-p2=0
-p4=0
-send() {  # send ROUNDS: per round and rx queue 2 udp53 (to p2) and 1 net1 (to p4)
-    local round qid
-    for ((round = 0; round < $1; round++)); do
-        for qid in 0 1; do
-            ovs-appctl netdev-dummy/receive p1 --qid $qid "$udp53" "$udp53" "$net1" >/dev/null
-        done
-        p2=$((p2 + 4))
-        p4=$((p4 + 2))
-    done
-}
 fused_lines() { ovs-appctl dpif-netdev/subtable-show --limit 0 | grep -c '^    the first [0-9]* fused: lookup jit_fused'; }
 compiles() { ovs-appctl dpif-netdev/jit-show | sed -n 's/.*compiles \([0-9]*\) (not on.*/\1/p'; }
 
-send 5
+send_udp 5
 check "forwarding under the autovalidator" expect_tx $p2 $p4
 if [ -z "$jit_lacks" ]; then
     for ((i = 0; i < 60 && $(fused_lines) < 2; i++)); do
-        send 1
+        send_udp 1
         sleep 0.2
     done
     echo "# after $i rounds: $(fused_lines) fused lookups, $(compiles) jit_avx2 compiles"
@@ -79,20 +49,16 @@ if [ -z "$jit_lacks" ]; then
         test "$(compiles)" -gt 0
     check "jit_fused: both PMD threads' p1 classifiers run a fused lookup (subtable-show)" \
         test "$(fused_lines)" -ge 2
-    send 20
+    send_udp 20
     check "forwarding through the validated jit_avx2 and jit_fused lookups" expect_tx $p2 $p4
 else
     echo "not checked: jit_avx2 and jit_fused under the autovalidator: the CPU lacks $jit_lacks"
-    send 20
+    send_udp 20
     check "forwarding" expect_tx $p2 $p4
 fi
 
 # The counts, logged at exit.
-ovs-appctl exit >/dev/null 2>&1
-for ((i = 0; i < 50; i++)); do
-    [ -e "$work/ovs-vswitchd.pid" ] || break
-    sleep 0.1
-done
+stop_switch
 counts=$(sed -n 's/^.*|dpif_lookup_autovalidator|INFO|checked //p' "$work/ovs-vswitchd.log")
 echo "$counts" | sed 's/^/# checked /'
 checked() {  # checked NAME KIND: the number of KIND lookups of NAME checked

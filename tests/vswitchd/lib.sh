@@ -84,3 +84,64 @@ cpu_lacks() {
     local IFS=,
     echo "${missing[*]}" | sed 's/,/, /g; s/SSE42/SSE4.2/'
 }
+
+# start_udp_switch [OTHER_CONFIG...]: after start_ovsdb, a private
+# ovs-vswitchd with two PMD threads (cores 1 and 2), jit_avx2 hot after 2
+# hits, and br0: p1 (dummy-pmd, two rx queues) in, p2 (dummy-pmd) and p4
+# (dummy) out, with two subtables for UDP packets of one miniflow map: by
+# tp_dst (53 to p2) and by nw_dst/16 (10.1/16 to p4).  OTHER_CONFIG:
+# further key=value settings of the Open_vSwitch table.
+start_udp_switch() {
+    local extra=("${@/#/other_config:}")
+    ovs-vsctl --no-wait set Open_vSwitch . other_config:pmd-cpu-mask=0x6 \
+        other_config:pmd-rxq-assign=roundrobin other_config:dpcls-jit-hot-hits=2 "${extra[@]}"
+    "$prefix/sbin/ovs-vswitchd" --enable-dummy --disable-system --disable-system-route \
+        --dummy-numa 0,0,0 --detach --no-chdir --pidfile --log-file 2>"$work/ovs-vswitchd.stderr"
+    ovs-vsctl add-br br0 -- set bridge br0 datapath-type=dummy fail-mode=secure \
+        -- add-port br0 p1 -- set interface p1 type=dummy-pmd ofport_request=1 options:n_rxq=2 \
+        -- add-port br0 p2 -- set interface p2 type=dummy-pmd ofport_request=2 \
+        -- add-port br0 p4 -- set interface p4 type=dummy ofport_request=4
+    ovs-ofctl add-flows br0 - <<'FLOWS'
+priority=200,in_port=1,udp,tp_dst=53,actions=output:2
+priority=100,in_port=1,ip,nw_dst=10.1.0.0/16,actions=output:4
+priority=0,actions=drop
+FLOWS
+}
+
+# send_udp ROUNDS: per round and rx queue of p1, 2 packets to UDP port 53
+# (out p2) and 1 to 10.1.2.3 (out p4); $p2 and $p4 count what is expected.
+udp53='in_port(1),eth(src=52:54:00:00:00:01,dst=52:54:00:00:00:02),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.5.5.5,proto=17,tos=0,ttl=64,frag=no),udp(src=999,dst=53)'
+net1='in_port(1),eth(src=52:54:00:00:00:01,dst=52:54:00:00:00:02),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.1.2.3,proto=17,tos=0,ttl=64,frag=no),udp(src=999,dst=4000)'
+p2=0
+p4=0
+send_udp() {
+    local round qid
+    for ((round = 0; round < $1; round++)); do
+        for qid in 0 1; do
+            ovs-appctl netdev-dummy/receive p1 --qid $qid "$udp53" "$udp53" "$net1" >/dev/null
+        done
+        p2=$((p2 + 4))
+        p4=$((p4 + 2))
+    done
+}
+
+# stop_switch: ovs-vswitchd exits the graceful way (its exit hooks log),
+# waited for up to 5 s.
+stop_switch() {
+    local i
+    ovs-appctl exit >/dev/null 2>&1
+    for ((i = 0; i < 50; i++)); do
+        [ -e "$work/ovs-vswitchd.pid" ] || break
+        sleep 0.1
+    done
+}
+
+# read_cpu: builds tests/cpu_has.c and sets $cpu (its features, space
+# separated and padded) and $jit_lacks (what jit_avx2 needs and the CPU
+# lacks; empty when nothing), and prints the CPU line.
+read_cpu() {
+    cc -O2 -Wall -Werror -I"$here/.." -o "$work/cpu_has" "$here/../cpu_has.c" || exit 1
+    cpu=" $("$work/cpu_has") "
+    jit_lacks=$(cpu_lacks avx2 bmi1 bmi2 popcnt sse42)
+    echo "# CPU:$cpu"
+}
