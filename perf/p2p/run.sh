@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The phy-to-phy forwarding benchmark on OVS-DPDK:
 #
-#   perf/p2p/run.sh [--ovs 3.1|3.5] [p2p.py options: --window S --rounds N
+#   perf/p2p/run.sh [--ovs 3.1|3.5|4.0] [p2p.py options: --window S --rounds N
 #                   --flows N --scenarios a,b,c,d,f,g,e]
 #
 # Builds (or reuses) the patched OVS with DPDK, writes the pcaps, measures
@@ -10,29 +10,38 @@
 # --no-huge), starts a private ovsdb-server and ovs-vswitchd on DPDK pcap
 # vdevs, and restores everything when it ends.  Writes out/p2p/p2p.json,
 # the table (out/p2p/table.txt) and the chart (out/p2p/p2p.png, .svg); for
-# --ovs 3.5, the same in out/p2p-3.5/.
+# --ovs 3.5 and 4.0, the same in out/p2p-3.5/ and out/p2p-4.0/.
 #
 # --ovs 3.1 (default) builds with Debian 12's DPDK 22.11 on this machine.
 # --ovs 3.5 builds with DPDK 24.11, Debian 13's: the whole run (build,
 # testpmd, the switch) happens in a Debian 13 root (scripts/debian-root.sh,
 # made once and cached), with Debian 13's packages.
+# --ovs 4.0 builds with DPDK 25.11, Debian testing's, in a forky root; the
+# lookups are switched with 4.0's series' dpif-netdev/lookup-provider-set,
+# and jit_fused and tail_index are not there (the 4.0 series has no fused
+# or tail hooks yet).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 release=3.1
 if [ "${1:-}" = --ovs ]; then
-    release=${2:?--ovs needs 3.1 or 3.5}
+    release=${2:?--ovs needs 3.1, 3.5 or 4.0}
     shift 2
 fi
 case "$release" in
     3.1) out=out/p2p ;;
     3.5) out=out/p2p-3.5 ;;
-    *) echo "p2p/run.sh: --ovs takes 3.1 or 3.5" >&2; exit 2 ;;
+    4.0) out=out/p2p-4.0 ;;
+    *) echo "p2p/run.sh: --ovs takes 3.1, 3.5 or 4.0" >&2; exit 2 ;;
 esac
 if [ "$release" = 3.5 ] && ! grep -q '^VERSION_ID="13"' /etc/os-release; then
     echo "p2p/run.sh: OVS 3.5 with DPDK 24.11 runs in a Debian 13 root" >&2
     exec scripts/debian-root.sh trixie -- perf/p2p/run.sh --ovs 3.5 "$@"
 fi
-[ "$release" = 3.5 ] || scripts/install-deps.sh
+if [ "$release" = 4.0 ] && ! grep -q '^VERSION_CODENAME=forky' /etc/os-release; then
+    echo "p2p/run.sh: OVS 4.0 with DPDK 25.11 runs in a Debian testing (forky) root" >&2
+    exec scripts/debian-root.sh forky -- perf/p2p/run.sh --ovs 4.0 "$@"
+fi
+[ "$release" != 3.1 ] || scripts/install-deps.sh
 # dpdk-testpmd and the chart's matplotlib (Debian's, for /usr/bin/python3).
 if ! command -v dpdk-testpmd >/dev/null || ! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
     export DEBIAN_FRONTEND=noninteractive
