@@ -480,6 +480,15 @@ class Bench:
         return used
 
 
+def pmd_fingerprints(show):
+    """{"(u0,u1)": subtables} of the PMD thread's subtables, from
+    subtable-show's text."""
+    fps = {}
+    for fp in re.findall(r"^    (\(\d+,\d+\)) lookup ", show.split("main thread")[0], re.M):
+        fps[fp] = fps.get(fp, 0) + 1
+    return fps
+
+
 # ---- scenarios: traffic and rules that reach dpcls ----
 # Every scenario adds, per port, a rule matching the ARP reply each pcap
 # ends with: a rule that matches more than in_port turns OVS 3.1's simple
@@ -790,6 +799,7 @@ def main():
             results["scenarios"].append({"key": key, "title": title, "pcap": pcap,
                                          "short": SHORT_NAMES[key],
                                          "rules": len(rules), "subtable_show": show,
+                                         "fingerprints": pmd_fingerprints(show),
                                          "results": summary})
     finally:
         bench.stop()
@@ -879,6 +889,9 @@ def print_scenario_table(results):
         line += f"{lph:>12.2f}"
         line += f"{ceiling:>7.2f} Mpps" if ceiling else f"{'-':>12}"
         for impl in impls:
+            if impl not in s["results"] and impl not in results.get("not_measured", {}):
+                line += f"{'-':>26}"  # left out by --impls
+                continue
             if why_not_measured(results, s, impl):
                 line += f"{'n/a':>26}"
                 continue
@@ -887,10 +900,17 @@ def print_scenario_table(results):
                      f"({r['ratio_to_generic']:.2f})")
         print(line)
     for s in results["scenarios"]:
+        # The title names OVS 3.1's fingerprint; 4.0's 32 registers move the
+        # same megaflows to others: what the PMD's subtables had here.
+        fps = s.get("fingerprints")
         print(f"  ({s['key']}) {s['title']}; subtables on: "
               + ", ".join(f"{i}: {s['results'][i]['lookups_in_use']}" for i in impls
-                          if not why_not_measured(results, s, i)))
+                          if not why_not_measured(results, s, i) and i in s["results"])
+              + ("; PMD fingerprints: " + ", ".join(f"{fp} x{n}" for fp, n in fps.items())
+                 if fps else ""))
         for i in impls:
+            if i not in s["results"] and i not in results.get("not_measured", {}):
+                continue
             why = why_not_measured(results, s, i)
             if why:
                 print(f"      {i}: n/a, not measured ({why})")
