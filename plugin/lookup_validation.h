@@ -22,11 +22,8 @@
  * and '*release'), so that the subtables it serves run a checked lookup.
  * Returns false when no more providers can be wrapped (8). */
 bool lookup_validation_wrap(
-    const char *name,
-    dpcls_subtable_lookup_func (**probe)(uint32_t u0, uint32_t u1),
-    dpcls_subtable_lookup_func (**probe_subtable)(
-        struct dpcls_subtable *subtable, uint32_t hits),
-    void (**release)(struct dpcls_subtable *subtable,
-                     dpcls_subtable_lookup_func in_use));
+    const char* name, dpcls_subtable_lookup_func (**probe)(uint32_t u0, uint32_t u1),
+    dpcls_subtable_lookup_func (**probe_subtable)(struct dpcls_subtable* subtable, uint32_t hits),
+    void (**release)(struct dpcls_subtable* subtable, dpcls_subtable_lookup_func in_use));
 
 #endif /* plugin/lookup_validation.h */
