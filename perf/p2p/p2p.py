@@ -473,18 +473,23 @@ class Bench:
         text = self.appctl("dpif-netdev/subtable-show", "--limit", "0")
         pmd = text.split("main thread")[0]
         used = {}
-        for name in re.findall(r"^    \(\d+,\d+\) lookup (\S+),", pmd, re.M):
-            used[name.rstrip(",")] = used.get(name.rstrip(","), 0) + 1
+        for _, name in pmd_subtables(text):
+            used[name] = used.get(name, 0) + 1
         for n, name in re.findall(r"^    the first (\d+) fused: lookup (\S+)", pmd, re.M):
             used[name] = used.get(name, 0) + int(n)
         return used
 
 
+def pmd_subtables(show):
+    """[("(u0,u1)", lookup name)] of the PMD thread's subtables, from
+    subtable-show's text (the PMD threads come before the main thread)."""
+    return re.findall(r"^    (\(\d+,\d+\)) lookup (\S+),", show.split("main thread")[0], re.M)
+
+
 def pmd_fingerprints(show):
-    """{"(u0,u1)": subtables} of the PMD thread's subtables, from
-    subtable-show's text."""
+    """{"(u0,u1)": subtables} of the PMD thread's subtables."""
     fps = {}
-    for fp in re.findall(r"^    (\(\d+,\d+\)) lookup ", show.split("main thread")[0], re.M):
+    for fp, _ in pmd_subtables(show):
         fps[fp] = fps.get(fp, 0) + 1
     return fps
 
