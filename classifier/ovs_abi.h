@@ -13,6 +13,12 @@
 #ifndef OVSCLS_OVS_ABI_H
 #define OVSCLS_OVS_ABI_H 1
 
+/* OVSCLS_OVS_VERSION is set by the build from the OVS release (or the OVS
+ * tree a plugin is built for): major * 10000 + minor * 100 + patch. */
+#ifndef OVSCLS_OVS_VERSION
+#error "OVSCLS_OVS_VERSION must be defined by the build (e.g. 30100)"
+#endif
+
 /* struct flow is FLOW_U64S 64-bit words; a miniflow map has 2 units.  OVS
  * 4.0 has 32 registers (FLOW_N_REGS, 16 before): 8 words more, and every
  * field after the registers 8 words further on, so some fingerprints (u0,
@@ -88,12 +94,6 @@
  * otherwise (murmur-style mhash): cmake/ovs-flavours.txt.  Both the bridge
  * and the C++ hash mirror assert it agrees with the compiler's target
  * features in their own translation unit, as lib/hash.h decides. */
-/* OVSCLS_OVS_VERSION is set by the build from the OVS release (or the OVS
- * tree a plugin is built for): major * 10000 + minor * 100 + patch. */
-#ifndef OVSCLS_OVS_VERSION
-#error "OVSCLS_OVS_VERSION must be defined by the build (e.g. 30100)"
-#endif
-
 #ifndef OVSCLS_HASH_CRC32
 #error "OVSCLS_HASH_CRC32 must be defined by the build (0 or 1)"
 #endif

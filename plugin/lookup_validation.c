@@ -249,7 +249,7 @@ validation_report(void *aux OVS_UNUSED)
 bool
 lookup_validation_wrap(
     const char *name,
-    dpcls_subtable_lookup_func (**probe)(uint32_t u0, uint32_t u1),
+    dpcls_subtable_lookup_func (*probe)(uint32_t u0, uint32_t u1),
     dpcls_subtable_lookup_func (**probe_subtable)(
         struct dpcls_subtable *subtable, uint32_t hits),
     void (**release)(struct dpcls_subtable *subtable,
@@ -268,7 +268,7 @@ lookup_validation_wrap(
     }
     w = &wrapped[n_wrapped];
     w->name = name;
-    w->probe = *probe;
+    w->probe = probe;
     w->probe_subtable = *probe_subtable;
     w->release = *release;
     atomic_init(&w->checked, 0);

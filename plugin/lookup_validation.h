@@ -18,11 +18,11 @@
 
 /* Wraps the hooks of provider 'name' in place, before it is registered:
  * '*probe_subtable' and '*release' become the validation's (which call the
- * provider's own '*probe_subtable', or '*probe' with the subtable's counts,
+ * provider's own '*probe_subtable', or 'probe' with the subtable's counts,
  * and '*release'), so that the subtables it serves run a checked lookup.
  * Returns false when no more providers can be wrapped (8). */
 bool lookup_validation_wrap(
-    const char* name, dpcls_subtable_lookup_func (**probe)(uint32_t u0, uint32_t u1),
+    const char* name, dpcls_subtable_lookup_func (*probe)(uint32_t u0, uint32_t u1),
     dpcls_subtable_lookup_func (**probe_subtable)(struct dpcls_subtable* subtable, uint32_t hits),
     void (**release)(struct dpcls_subtable* subtable, dpcls_subtable_lookup_func in_use));
 

@@ -112,11 +112,17 @@ void ovscls_plugin_tail_ranking(void *tail,
 size_t ovscls_plugin_tail_view(const void *tail,
                                const struct pvector_impl *ranking,
                                size_t size, const void **view);
+uint32_t ovscls_plugin_tail_lookup(const void *tail, const void *view,
+                                   size_t start, uint32_t keys_map,
+                                   const struct netdev_flow_key *keys[],
+                                   struct dpcls_rule **rules, int *lookups);
+
 /* What the series of the OVS release this is built for has: 3.x registers
  * lookup implementations in OVS's registry, with every hook; 4.0, which
  * removed the registry, registers lookup providers, whose struct grows with
- * the series' patches (its DPCLS_LOOKUP_PROVIDER_SIZE_V* tell which hooks
- * it has).  A lookup whose hooks the series lacks is not registered. */
+ * the series' patches: the patch that adds the fused or the tail hooks to it
+ * defines DPCLS_LOOKUP_PROVIDER_SIZE_FUSED or _TAIL (none does yet).  A
+ * lookup whose hooks the series lacks is not registered. */
 #if OVSCLS_OVS_VERSION >= 40000
 typedef struct dpcls_lookup_provider plugin_entry;
 #define plugin_register dpcls_lookup_provider_register
@@ -136,11 +142,6 @@ typedef struct dpcls_subtable_lookup_info_t plugin_entry;
 #define PLUGIN_HAS_FUSED 1
 #define PLUGIN_HAS_TAIL 1
 #endif
-
-uint32_t ovscls_plugin_tail_lookup(const void *tail, const void *view,
-                                   size_t start, uint32_t keys_map,
-                                   const struct netdev_flow_key *keys[],
-                                   struct dpcls_rule **rules, int *lookups);
 
 #if defined(OVSCLS_PLUGIN_DEFAULT) || defined(OVSCLS_PLUGIN_VALIDATE)
 enum { JIT_PRIO = 4, SPECIALIZED_PRIO = 3, RUNTIME_PRIO = 2, FUSED_PRIO = 4,
@@ -462,7 +463,7 @@ OVS_CONSTRUCTOR(ovscls_plugin_register)
          * has no autovalidator; the entries are subtable lookups only). */
         plugin_entry validated = lookups[i];
 
-        if (!lookup_validation_wrap(validated.name, &validated.probe,
+        if (!lookup_validation_wrap(validated.name, validated.probe,
                                     &validated.probe_subtable,
                                     &validated.release)) {
             VLOG_ERR("validation: cannot wrap '%s'; not registered",
