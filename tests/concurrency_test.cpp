@@ -22,6 +22,7 @@
 // memory is freed only once no reader can still hold it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -87,6 +88,9 @@ struct Pmd {
     size_t family_keys = 0;  // stable_keys[family_keys..] are the family's
     FlowKey miss_key{};
     std::atomic<uint64_t> lookups{0}, misses{0}, wrong{0};
+    // The writer's ranking period: 10 ms (OVS: 1 s), so that rankings are
+    // many; the fused test lengthens it on a loaded machine.
+    std::atomic<int> ranking_ms{10};
     uint64_t inserted = 0, removed = 0, subtables_made = 0, rankings = 0;
 };
 
@@ -127,14 +131,33 @@ void read_until(Pmd& pmd, const std::atomic<bool>& stop, uint32_t seed) {
     ovsb_rcu_quiesce_start();
 }
 
+// Looks up every stable key of `pmd` once, in bursts, and checks the
+// answers (as read_until does).  For the main thread once the PMDs' own
+// threads have stopped.
+void look_up_stable_keys(Pmd& pmd) {
+    const netdev_flow_key* keys[kMaxBurst];
+    dpcls_rule* rules[kMaxBurst];
+    for (size_t first = 0; first < pmd.stable_keys.size(); first += kMaxBurst) {
+        const size_t cnt = std::min<size_t>(kMaxBurst, pmd.stable_keys.size() - first);
+        for (size_t i = 0; i < cnt; i++) {
+            keys[i] = ovs(&pmd.stable_keys[first + i]);
+        }
+        pmd.cls.lookup(keys, cnt, rules);
+        for (size_t i = 0; i < cnt; i++) {
+            EXPECT_EQ(rules[i], pmd.stable_rules[first + i]);
+        }
+    }
+}
+
 // The writer: churn in the stable masks and in new masks, and a ranking
 // after every round (as dpcls_sort_subtable_vector() on the PMD thread).
 void write_until(Pmd& pmd, const std::vector<FlowKey>& masks, const std::atomic<bool>& stop,
                  uint32_t seed) {
     ovsb_rcu_quiesce_end();
     Gen g(seed);
-    // Rankings every 10 ms (OVS: every second), so that code compiled for
-    // one ranking still finds it in place (fused lookups are per ranking).
+    // Rankings every pmd.ranking_ms (OVS: every second), so that code
+    // compiled for one ranking still finds it in place (fused lookups are
+    // per ranking).
     auto next_ranking = std::chrono::steady_clock::now();
     while (!stop.load(std::memory_order_relaxed)) {
         std::vector<dpcls_rule*> churn;
@@ -153,7 +176,8 @@ void write_until(Pmd& pmd, const std::vector<FlowKey>& masks, const std::atomic<
         if (std::chrono::steady_clock::now() >= next_ranking) {
             pmd.cls.sort_subtables();
             pmd.rankings++;
-            next_ranking += std::chrono::milliseconds(10);
+            next_ranking =
+                std::chrono::steady_clock::now() + std::chrono::milliseconds(pmd.ranking_ms.load());
         }
         for (dpcls_rule* rule : churn) {
             EXPECT_TRUE(pmd.cls.remove(rule));
@@ -296,13 +320,35 @@ TEST(Concurrency, StableRulesAreNeverMissedWhileWritersChurn) {
         EXPECT_GT(jit.cache.shared, 0u) << "the two PMDs' subtables of one mask share code";
         EXPECT_GT(jit.tier_ups, 0u);
         EXPECT_EQ(jit.cache.compiles_off_compiler, 0u) << "a compile ran on a ranking thread";
+        // The last priority change re-probed every subtable; code for the
+        // stable masks may still wait behind the churn's compiles (under
+        // TSan on 2 busy cores, seconds).  The main thread now plays both
+        // PMDs, as their threads would: lookups, then a ranking, until a
+        // stable subtable runs JIT code again (at most 30 s).
+        const auto settle_start = Clock::now();
         size_t on_jit = 0;
-        for (Pmd& pmd : pmds) {
-            for (const auto& st : pmd.cls.subtables()) {
-                on_jit += st.impl == "jit_avx2";
+        while (true) {
+            on_jit = 0;
+            for (Pmd& pmd : pmds) {
+                look_up_stable_keys(pmd);
+                pmd.cls.sort_subtables();
+                for (const auto& st : pmd.cls.subtables()) {
+                    on_jit += st.impl == "jit_avx2";
+                }
             }
+            if (on_jit > 0 || Clock::now() - settle_start > std::chrono::seconds(30)) {
+                break;
+            }
+            ovsb_rcu_quiesce_start();
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            ovsb_rcu_quiesce_end();
         }
-        EXPECT_GT(on_jit, 0u) << "no stable subtable ends on JIT code";
+        std::printf("stable subtables on jit_avx2: %zu, %lld ms after the writers stopped\n",
+                    on_jit,
+                    (long long)std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() -
+                                                                                     settle_start)
+                        .count());
+        EXPECT_GT(on_jit, 0u) << "no stable subtable ends on JIT code within 30 s";
         const jit::FusedStats f = engine.fused().stats();
         std::printf("jit_fused: %llu compiles, %llu handed out to classifiers\n",
                     (unsigned long long)f.compiles, (unsigned long long)f.handed);
@@ -351,11 +397,26 @@ TEST(Concurrency, FusedLookupsAnswerWhileWritersChurn) {
     ovsb_thread* threads[2] = {start("reader", &bodies[0]), start("writer", &bodies[1])};
     const auto begin = std::chrono::steady_clock::now();
     const auto deadline = begin + std::chrono::seconds(30);
+    // Fused code is compiled for one ranking and handed out only if it is
+    // ready before a ranking changes the order.  Where compiles are slow
+    // (sanitizers, a loaded machine: the compiler thread gets a share of 2
+    // cores), a second without 5 more hand-outs doubles the writer's
+    // ranking period, up to OVS's own 1 s.  Churn goes on meanwhile.
     ovsb_rcu_quiesce_start();
+    uint64_t handed_at_check = 0;
+    auto next_check = begin + std::chrono::seconds(1);
     while ((engine.fused().stats().handed < 50 ||
             std::chrono::steady_clock::now() < begin + std::chrono::seconds(1)) &&
            std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (std::chrono::steady_clock::now() >= next_check) {
+            const uint64_t handed = engine.fused().stats().handed;
+            if (handed < handed_at_check + 5 && pmd.ranking_ms < 1000) {
+                pmd.ranking_ms = std::min(2 * pmd.ranking_ms.load(), 1000);
+            }
+            handed_at_check = handed;
+            next_check += std::chrono::seconds(1);
+        }
     }
     ovsb_rcu_quiesce_end();
     stop = true;
@@ -365,9 +426,9 @@ TEST(Concurrency, FusedLookupsAnswerWhileWritersChurn) {
     const jit::FusedStats f = engine.fused().stats();
     std::printf(
         "jit_fused under churn: lookups %llu, rankings %llu, %llu fused compiles, %llu "
-        "handed out\n",
+        "handed out; ranking period at the end %d ms\n",
         (unsigned long long)pmd.lookups.load(), (unsigned long long)pmd.rankings,
-        (unsigned long long)f.compiles, (unsigned long long)f.handed);
+        (unsigned long long)f.compiles, (unsigned long long)f.handed, pmd.ranking_ms.load());
     EXPECT_EQ(pmd.misses.load(), 0u);
     EXPECT_EQ(pmd.wrong.load(), 0u);
     EXPECT_GE(f.handed, 50u) << "fused lookups were rarely in place: little was checked";
