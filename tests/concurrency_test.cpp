@@ -131,6 +131,7 @@ void read_until(Pmd& pmd, const std::atomic<bool>& stop, uint32_t seed) {
     ovsb_rcu_quiesce_start();
 }
 
+#if OVSCLS_WITH_JIT
 // Looks up every stable key of `pmd` once, in bursts, and checks the
 // answers (as read_until does).  For the main thread once the PMDs' own
 // threads have stopped.
@@ -148,6 +149,7 @@ void look_up_stable_keys(Pmd& pmd) {
         }
     }
 }
+#endif
 
 // The writer: churn in the stable masks and in new masks, and a ranking
 // after every round (as dpcls_sort_subtable_vector() on the PMD thread).
