@@ -10,8 +10,19 @@
  * validated_lookup(), so that what it keeps alive stays as without the
  * wrapper (jit_avx2 frees code that no subtable runs).
  *
+ * Fused lookups (the series' 'probe_fused', when it has it) are checked
+ * the same way: the provider's lookup is handed to OVS behind one of
+ * MAX_FUSED_SLOTS trampolines (OVS calls a fused lookup without context),
+ * which runs it, then OVS's generic over the same subtables in the same
+ * order for the keys it served, and compares the keys found and missed,
+ * each key's rule and the lookups count; its exit line is "checked 'NAME'
+ * (fused): N keys against OVS's generic over the same subtables, M
+ * mismatches".  With every slot taken a probe
+ * declines (the subtable loop serves, still checked), said once in the log.
+ *
  * Validation builds only (build-ovs.sh --validate): a lookup costs two
- * lookups and a cmap probe. */
+ * lookups and a cmap probe, and OVS's generic adds its hits to the
+ * subtables' counts too (the ranking sees them doubled). */
 
 #include <config.h>
 
@@ -232,9 +243,211 @@ static const struct {
     { probe_subtable_6, release_6 }, { probe_subtable_7, release_7 },
 };
 
+/* Fused lookups. */
+
+#define MAX_FUSED_SLOTS 64
+
+/* A fused lookup of the wrapped provider, as OVS holds it behind
+ * trampoline K (fused_slots[K]).  Written under fused_mutex while the slot
+ * is free, read by lookups under RCU while it is handed out. */
+struct fused_slot {
+    struct dpcls_fused_lookup inner;    /* The provider's. */
+    struct dpcls_subtable *subtables[NETDEV_MAX_BURST];
+    bool taken;
+};
+
+static struct fused_slot fused_slots[MAX_FUSED_SLOTS];
+static struct ovs_mutex fused_mutex = OVS_MUTEX_INITIALIZER;
+static const char *fused_name;
+static bool (*fused_probe_inner)(struct dpcls_subtable *const subtables[],
+                                 size_t n, struct dpcls_fused_lookup *out);
+static void (*fused_release_inner)(const struct dpcls_fused_lookup *lookup);
+static atomic_uint64_t fused_checked;
+static atomic_uint64_t fused_mismatches;
+
+/* Runs slot 'slot''s fused lookup, then OVS's generic over its subtables
+ * for the keys it served, and counts a mismatch for each key whose answer
+ * differs (found, missed, rule), and for all of them when the lookups count
+ * differs. */
+static uint32_t
+validated_fused(struct fused_slot *slot, uint32_t keys_map,
+                const struct netdev_flow_key *keys[],
+                struct dpcls_rule **rules, uint32_t *missed, int *lookups)
+{
+    struct dpcls_rule *expected[NETDEV_MAX_BURST];
+    uint32_t found, served, left, want = 0, bad;
+    int want_lookups = 0;
+    uint64_t before;
+
+    *missed = 0;
+    *lookups = 0;
+    found = slot->inner.func(keys_map, keys, rules, missed, lookups);
+    served = found | *missed;
+    memset(expected, 0, sizeof expected);
+    left = served & keys_map;
+    for (uint32_t i = 0; i < slot->inner.n_subtables && left; i++) {
+        uint32_t f = ovs_generic(slot->subtables[i], left, keys, expected);
+
+        want |= f;
+        want_lookups += count_1bits(f) * (i + 1);
+        left &= ~f;
+    }
+    bad = (found ^ want) | (served & ~keys_map) | (found & *missed);
+    for (uint32_t m = found & want; m; m &= m - 1) {
+        int i = raw_ctz(m);
+
+        if (rules[i] != expected[i]) {
+            bad |= 1u << i;
+        }
+    }
+    if (*lookups != want_lookups) {
+        bad |= served;
+    }
+    atomic_add_relaxed(&fused_checked, count_1bits(served), &before);
+    if (bad) {
+        atomic_add_relaxed(&fused_mismatches, count_1bits(bad), &before);
+        VLOG_ERR_RL(&mismatch_rl, "validation: '%s' mismatches OVS's generic "
+                    "over its %"PRIu32" subtables: keys 0x%08"PRIx32" found "
+                    "0x%08"PRIx32" missed 0x%08"PRIx32" lookups %d, generic "
+                    "found 0x%08"PRIx32" lookups %d", fused_name,
+                    slot->inner.n_subtables, bad, found, *missed, *lookups,
+                    want, want_lookups);
+    }
+    return found;
+}
+
+/* Trampoline R_C serves slot 8R + C. */
+#define FUSED_TRAMPOLINE(R, C)                                              \
+    static uint32_t                                                         \
+    fused_trampoline_##R##_##C(uint32_t keys_map,                           \
+                               const struct netdev_flow_key *keys[],        \
+                               struct dpcls_rule **rules, uint32_t *missed, \
+                               int *lookups)                                \
+    {                                                                       \
+        return validated_fused(&fused_slots[8 * R + C], keys_map, keys,     \
+                               rules, missed, lookups);                     \
+    }
+#define FUSED_TRAMPOLINES_ROW(R)                                            \
+    FUSED_TRAMPOLINE(R, 0) FUSED_TRAMPOLINE(R, 1) FUSED_TRAMPOLINE(R, 2)    \
+    FUSED_TRAMPOLINE(R, 3) FUSED_TRAMPOLINE(R, 4) FUSED_TRAMPOLINE(R, 5)    \
+    FUSED_TRAMPOLINE(R, 6) FUSED_TRAMPOLINE(R, 7)
+FUSED_TRAMPOLINES_ROW(0) FUSED_TRAMPOLINES_ROW(1) FUSED_TRAMPOLINES_ROW(2)
+FUSED_TRAMPOLINES_ROW(3) FUSED_TRAMPOLINES_ROW(4) FUSED_TRAMPOLINES_ROW(5)
+FUSED_TRAMPOLINES_ROW(6) FUSED_TRAMPOLINES_ROW(7)
+
+#define FUSED_TRAMPOLINE_NAMES(R)                                           \
+    fused_trampoline_##R##_0, fused_trampoline_##R##_1,                     \
+    fused_trampoline_##R##_2, fused_trampoline_##R##_3,                     \
+    fused_trampoline_##R##_4, fused_trampoline_##R##_5,                     \
+    fused_trampoline_##R##_6, fused_trampoline_##R##_7
+static const dpcls_fused_lookup_func fused_trampolines[MAX_FUSED_SLOTS] = {
+    FUSED_TRAMPOLINE_NAMES(0), FUSED_TRAMPOLINE_NAMES(1),
+    FUSED_TRAMPOLINE_NAMES(2), FUSED_TRAMPOLINE_NAMES(3),
+    FUSED_TRAMPOLINE_NAMES(4), FUSED_TRAMPOLINE_NAMES(5),
+    FUSED_TRAMPOLINE_NAMES(6), FUSED_TRAMPOLINE_NAMES(7),
+};
+BUILD_ASSERT_DECL(MAX_FUSED_SLOTS == 8 * 8);
+
+static bool
+validated_probe_fused(struct dpcls_subtable *const subtables[], size_t n,
+                      struct dpcls_fused_lookup *out)
+{
+    struct dpcls_fused_lookup inner = { .func = NULL };
+    size_t k;
+
+    out->func = NULL;
+    if (!fused_probe_inner(subtables, n, &inner) || !inner.func) {
+        return false;
+    }
+    if (inner.n_subtables > n || inner.n_subtables > NETDEV_MAX_BURST) {
+        /* OVS would refuse it; so does the validation, with a reason. */
+        VLOG_ERR_RL(&mismatch_rl, "validation: '%s' offered a fused lookup "
+                    "of %"PRIu32" subtables for %"PRIuSIZE, fused_name,
+                    inner.n_subtables, n);
+        fused_release_inner(&inner);
+        return false;
+    }
+    ovs_mutex_lock(&fused_mutex);
+    for (k = 0; k < MAX_FUSED_SLOTS && fused_slots[k].taken; k++) {
+        continue;
+    }
+    if (k < MAX_FUSED_SLOTS) {
+        fused_slots[k].taken = true;
+        fused_slots[k].inner = inner;
+        memcpy(fused_slots[k].subtables, subtables,
+               inner.n_subtables * sizeof *subtables);
+    }
+    ovs_mutex_unlock(&fused_mutex);
+    if (k == MAX_FUSED_SLOTS) {
+        static bool said;
+
+        if (!said) {
+            VLOG_WARN("validation: all %d fused slots taken: more fused "
+                      "lookups of '%s' are declined (the subtable loop "
+                      "serves, checked)", MAX_FUSED_SLOTS, fused_name);
+            said = true;
+        }
+        fused_release_inner(&inner);
+        return false;
+    }
+    out->func = fused_trampolines[k];
+    out->n_subtables = inner.n_subtables;
+    out->handle = &fused_slots[k];
+    return true;
+}
+
+/* After a grace period: no lookup runs slot 'slot_' any more. */
+static void
+fused_slot_free(void *slot_)
+{
+    struct fused_slot *slot = slot_;
+
+    ovs_mutex_lock(&fused_mutex);
+    slot->taken = false;
+    ovs_mutex_unlock(&fused_mutex);
+}
+
+static void
+validated_release_fused(const struct dpcls_fused_lookup *lookup)
+{
+    struct fused_slot *slot = lookup->handle;
+
+    fused_release_inner(&slot->inner);
+    ovsrcu_postpone(fused_slot_free, slot);
+}
+
+bool
+lookup_validation_wrap_fused(
+    const char *name,
+    bool (**probe_fused)(struct dpcls_subtable *const subtables[], size_t n,
+                         struct dpcls_fused_lookup *out),
+    void (**release_fused)(const struct dpcls_fused_lookup *lookup))
+{
+    if (fused_name || !n_wrapped) {
+        return false;   /* One maker; after a subtable lookup (generic). */
+    }
+    fused_name = name;
+    fused_probe_inner = *probe_fused;
+    fused_release_inner = *release_fused;
+    atomic_init(&fused_checked, 0);
+    atomic_init(&fused_mismatches, 0);
+    *probe_fused = validated_probe_fused;
+    *release_fused = validated_release_fused;
+    return true;
+}
+
 static void
 validation_report(void *aux OVS_UNUSED)
 {
+    if (fused_name) {
+        uint64_t checked, mismatches;
+
+        atomic_read_relaxed(&fused_checked, &checked);
+        atomic_read_relaxed(&fused_mismatches, &mismatches);
+        VLOG_INFO("checked '%s' (fused): %"PRIu64" keys against OVS's "
+                  "generic over the same subtables, %"PRIu64" mismatches",
+                  fused_name, checked, mismatches);
+    }
     for (size_t i = 0; i < n_wrapped; i++) {
         uint64_t checked, mismatches;
 

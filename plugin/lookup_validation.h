@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dpif-netdev-dpcls.h"
+#include "dpif-netdev-dpcls-provider.h"
 
 /* Wraps the hooks of provider 'name' in place, before it is registered:
  * '*probe_subtable' and '*release' become the validation's (which call the
@@ -25,5 +25,18 @@ bool lookup_validation_wrap(
     const char* name, dpcls_subtable_lookup_func (*probe)(uint32_t u0, uint32_t u1),
     dpcls_subtable_lookup_func (**probe_subtable)(struct dpcls_subtable* subtable, uint32_t hits),
     void (**release)(struct dpcls_subtable* subtable, dpcls_subtable_lookup_func in_use));
+
+/* Wraps the fused-lookup hooks of provider 'name' in place, before it is
+ * registered: the fused lookups it makes are checked, on every call, against
+ * OVS's generic over the same subtables in order (the keys found and
+ * missed, each one's rule, the lookups count), and counted in an exit
+ * line of its own: "checked 'NAME' (fused): N keys against OVS's generic
+ * over the same subtables, M mismatches".  At most one provider, wrapped
+ * after a subtable lookup (which sets up the validation); returns false
+ * otherwise. */
+bool lookup_validation_wrap_fused(const char* name,
+                                  bool (**probe_fused)(struct dpcls_subtable* const subtables[],
+                                                       size_t n, struct dpcls_fused_lookup* out),
+                                  void (**release_fused)(const struct dpcls_fused_lookup* lookup));
 
 #endif /* plugin/lookup_validation.h */

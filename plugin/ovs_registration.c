@@ -29,9 +29,7 @@
  * unless the plugin is built with OVSCLS_PLUGIN_DEFAULT, which makes them
  * the defaults: jit_avx2 4, specialized 3, runtime 2, above OVS's generic
  * at 1, and jit_fused 4 (on).  On 4.0 a provider above 0 comes before
- * OVS's own lookups, and dpif-netdev/lookup-provider-set switches; the 4.0
- * series has no fused or tail hooks yet, so jit_fused and tail_index are
- * not registered there.
+ * OVS's own lookups, and dpif-netdev/lookup-provider-set switches.
  *
  * OVS refuses the three, with a log line, if the plugin hashes differently
  * from it (built for the other hash flavour): they would miss every packet.
@@ -120,18 +118,18 @@ uint32_t ovscls_plugin_tail_lookup(const void *tail, const void *view,
 /* What the series of the OVS release this is built for has: 3.x registers
  * lookup implementations in OVS's registry, with every hook; 4.0, which
  * removed the registry, registers lookup providers, whose struct grows with
- * the series' patches: the patch that adds the fused or the tail hooks to it
- * defines DPCLS_LOOKUP_PROVIDER_SIZE_FUSED or _TAIL (none does yet).  A
- * lookup whose hooks the series lacks is not registered. */
+ * the series' patches, each layout named by its size: the fused hooks came
+ * with DPCLS_LOOKUP_PROVIDER_SIZE_V2, the tail hooks with _V3.  A lookup
+ * whose hooks the series lacks is not registered. */
 #if OVSCLS_OVS_VERSION >= 40000
 typedef struct dpcls_lookup_provider plugin_entry;
 #define plugin_register dpcls_lookup_provider_register
-#ifdef DPCLS_LOOKUP_PROVIDER_SIZE_FUSED
+#ifdef DPCLS_LOOKUP_PROVIDER_SIZE_V2
 #define PLUGIN_HAS_FUSED 1
 #else
 #define PLUGIN_HAS_FUSED 0
 #endif
-#ifdef DPCLS_LOOKUP_PROVIDER_SIZE_TAIL
+#ifdef DPCLS_LOOKUP_PROVIDER_SIZE_V3
 #define PLUGIN_HAS_TAIL 1
 #else
 #define PLUGIN_HAS_TAIL 0
@@ -146,6 +144,13 @@ typedef struct dpcls_subtable_lookup_info_t plugin_entry;
 #if defined(OVSCLS_PLUGIN_DEFAULT) || defined(OVSCLS_PLUGIN_VALIDATE)
 enum { JIT_PRIO = 4, SPECIALIZED_PRIO = 3, RUNTIME_PRIO = 2, FUSED_PRIO = 4,
        TAIL_PRIO = 4 };
+#ifdef OVSCLS_PLUGIN_VALIDATE
+/* The validation mode (4.0) checks the subtable lookups and the fused
+ * lookups against OVS's generic (lookup_validation.h), and the tail index
+ * against OVS's loop, serving every position of every port that has two
+ * subtables or more, as in autovalidator builds below. */
+#define TAIL_VALIDATE 1
+#endif
 #elif defined(DPCLS_AUTOVALIDATOR_DEFAULT)
 /* An OVS built with the autovalidator checks every subtable lookup that
  * runs; the tail index is no subtable lookup, so the plugin checks it
@@ -251,9 +256,9 @@ tail_validation_report(void *aux OVS_UNUSED)
 /* Applies other_config's "dpcls-tail*" keys, all of them each time (a key
  * that is gone goes back to its default): "dpcls-tail" (true/false,
  * default true), "dpcls-tail-head" (positions left to the loop and the
- * lookups in front, 0-255, default 16; 0 in autovalidator builds) and
+ * lookups in front, 0-255, default 16; 0 in validating builds) and
  * "dpcls-tail-min-subtables" (serve only with this many after them,
- * 1-65535, default 32; 2 in autovalidator builds).  Off takes
+ * 1-65535, default 32; 2 in validating builds).  Off takes
  * effect at each PMD's next burst, the others at each port's next
  * ranking.  A bad value, or a "dpcls-tail-" key that is no setting, turns
  * the index off until it is fixed (fail closed: OVS's loop does all, as
@@ -460,12 +465,24 @@ OVS_CONSTRUCTOR(ovscls_plugin_register)
     for (size_t i = 0; i < ARRAY_SIZE(lookups); i++) {
 #ifdef OVSCLS_PLUGIN_VALIDATE
         /* Every lookup it serves checked against OVS's generic (4.0, which
-         * has no autovalidator; the entries are subtable lookups only). */
+         * has no autovalidator): the subtable lookups, and jit_fused's
+         * fused lookups; tail_index serves no subtable, and checks itself
+         * (TAIL_VALIDATE). */
         plugin_entry validated = lookups[i];
+        bool wrapped;
 
-        if (!lookup_validation_wrap(validated.name, validated.probe,
-                                    &validated.probe_subtable,
-                                    &validated.release)) {
+        if (validated.probe_fused) {
+            wrapped = lookup_validation_wrap_fused(validated.name,
+                                                   &validated.probe_fused,
+                                                   &validated.release_fused);
+        } else if (validated.tail_create) {
+            wrapped = true;
+        } else {
+            wrapped = lookup_validation_wrap(validated.name, validated.probe,
+                                             &validated.probe_subtable,
+                                             &validated.release);
+        }
+        if (!wrapped) {
             VLOG_ERR("validation: cannot wrap '%s'; not registered",
                      validated.name);
             continue;
