@@ -203,9 +203,10 @@ else
 fi
 
 # OVS 4.0 with its own series (lookup providers): the testsuite subset with
-# the plugin's providers as defaults; run.sh says what it does not run there.
-phase "ovs-vswitchd 4.0 with the plugin (patched build, OVS testsuite)"
-if tests/vswitchd/run.sh --ovs 4.0 --no-flood; then
+# the plugin's providers as defaults, each lookup checked, and the project's
+# validate and flood tests; run.sh says what it does not run there.
+phase "ovs-vswitchd 4.0 with the plugin (patched build, OVS testsuite, project tests)"
+if tests/vswitchd/run.sh --ovs 4.0; then
     passed=$((passed + 1))
 else
     failed=$((failed + 1))

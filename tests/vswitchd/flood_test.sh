@@ -5,7 +5,8 @@
 #
 #   tests/vswitchd/flood_test.sh OVS_PREFIX [MASKS]
 #
-# OVS_PREFIX is a patches/build-ovs.sh --plugin-default install.  Four
+# OVS_PREFIX is a patches/build-ovs.sh --plugin-default install (on OVS 4.0
+# its --validate one: the same defaults, each lookup checked).  Four
 # OpenFlow rules, each on one field (nw_src, nw_dst, tp_src, and an UDP rule
 # for the legitimate traffic), as an ACL would have them.  OVS's classifier
 # un-wildcards of each field only the prefix it needs to tell a packet from
@@ -153,7 +154,7 @@ if ovs-appctl dpcls-plugin/tail-show >/dev/null 2>&1; then
     check "a bad dpcls-tail-min-subtables: the index serves no port" test "$(tail_lines_now)" -eq 0
     ovs-vsctl remove Open_vSwitch . other_config dpcls-tail-min-subtables
     check "the key removed: tail-show says on" \
-        bash -c "ovs-appctl dpcls-plugin/tail-show | grep -q '^tail_index: on, head 16'"
+        bash -c "ovs-appctl dpcls-plugin/tail-show | grep -q '^tail_index: on, head '"
     check "the key removed: the index serves the flooded port again" test "$(tail_lines_now)" -ge 1
 fi
 jit_show=$(ovs-appctl dpif-netdev/jit-show)
@@ -169,11 +170,19 @@ else
     echo "not checked: flood subtables on JIT code ($(ovs-appctl dpif-netdev/jit-show | head -1))"
 fi
 # prio-set moves every subtable (the flood's too) off the JIT and back; the
-# flood subtables, no longer hit, then stay on specialized/generic.
-check "prio-set answers during the flood" \
-    timeout 10 ovs-appctl dpif-netdev/subtable-lookup-prio-set generic 200
-check "prio-set back answers during the flood" \
-    timeout 10 ovs-appctl dpif-netdev/subtable-lookup-prio-set generic 1
+# flood subtables, no longer hit, then stay on specialized/generic.  OVS 4.0
+# has no prio-set: its series' lookup-provider-set turns jit_avx2 off and on.
+if grep -q "dpif-netdev/lookup-provider-set" <<<"$(ovs-appctl list-commands)"; then
+    prio_off=(dpif-netdev/lookup-provider-set jit_avx2 0)
+    prio_on=(dpif-netdev/lookup-provider-set jit_avx2 4)
+else
+    prio_off=(dpif-netdev/subtable-lookup-prio-set generic 200)
+    prio_on=(dpif-netdev/subtable-lookup-prio-set generic 1)
+fi
+check "prio-set (${prio_off[*]}) answers during the flood" \
+    timeout 10 ovs-appctl "${prio_off[@]}"
+check "prio-set back (${prio_on[*]}) answers during the flood" \
+    timeout 10 ovs-appctl "${prio_on[@]}"
 wait "$legit_pid"
 legit_rounds=$((legit_rounds + 60))
 expect_tx_seconds=20

@@ -27,12 +27,14 @@
 #      flowing) against the plugin-default build, and autovalidator_test.sh
 #      (jit_avx2's code and jit_fused's lookups checked by the
 #      autovalidator) against the autovalidator build.
-# On OVS 4.0 (--ovs 4.0), which has no autovalidator and whose series has
-# no fused or tail hooks yet: the validate build only (the plugin's
-# defaults, each lookup it serves checked against OVS's generic, the keys
-# checked per lookup logged at exit: summed over the testsuite, more than 0
-# for specialized and runtime, 0 mismatches), and validate_test.sh
-# (jit_avx2 validated, switched off and on live with lookup-provider-set).
+# On OVS 4.0 (--ovs 4.0), which has no autovalidator: the validate build
+# only (the plugin's defaults, each subtable and fused lookup it serves
+# checked against OVS's generic and its tail index against OVS's loop, the
+# keys checked per lookup logged at exit: summed over the testsuite, more
+# than 0 for specialized, runtime and tail_index, 0 mismatches for all),
+# validate_test.sh (jit_avx2, jit_fused and tail_index validated, each
+# switched off and on live with lookup-provider-set) and, unless
+# --no-flood, flood_test.sh against the same build.
 # Prints "N passed, N failed" over the suites' results.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -67,14 +69,14 @@ if [ "${release%%.*}" = 4 ]; then
     # (build-ovs.sh --validate) checks its lookups instead.  One build
     # serves both purposes: its lookups are the plugin's defaults, as in the
     # plugin-default build, each answer checked too (the CI time a second
-    # build and testsuite run would cost, ~6 minutes, buys no check).  The
-    # 4.0 series (patches/4.0) has no fused or tail hooks yet, so jit_fused
-    # and tail_index are not registered there; vswitchd_test and flood_test
-    # drive 3.x's prio-set and those hooks.
+    # build and testsuite run would cost, ~6 minutes, buys no check).
+    # vswitchd_test drives 3.x's subtable-lookup-prio-set and -info-get,
+    # which 4.0 removed; validate_test covers 4.0's lookup-provider-set.
     configs=(validate)
     tests=(validate:validate_test)
-    echo "vswitchd: OVS $release: NOT run: vswitchd_test, autovalidator_test and flood_test" \
-        "(3.x's prio-set, autovalidator, fused and tail hooks; validate_test covers 4.0's providers)"
+    [ "$flood" = yes ] && tests+=(validate:flood_test)
+    echo "vswitchd: OVS $release: NOT run: vswitchd_test and autovalidator_test" \
+        "(3.x's prio-set commands and autovalidator; validate_test covers 4.0's providers)"
 fi
 for config in "${configs[@]}"; do
     if ! prefix=$(patches/cached-build.sh "${build_args[@]}" "--$config" | tail -1); then
@@ -115,21 +117,25 @@ for config in "${configs[@]}"; do
     if [ "$config" = validate ]; then
         # What the plugin's validation checked, per lookup, summed over the
         # tests' ovs-vswitchd logs (each logs it at exit): more than 0 keys
-        # of specialized and of runtime (jit_avx2 needs hot subtables, which
-        # validate_test.sh makes), and 0 mismatches.
+        # of specialized, of runtime and of tail_index (jit_avx2 and
+        # jit_fused need hot subtables, which validate_test.sh makes), and
+        # 0 mismatches.
         counts=$(cat "$prefix"/src/tests/testsuite.dir/*/ovs-vswitchd.log 2>/dev/null | sed -n \
-            -e "s/.*|dpcls_plugin_validation|INFO|checked '\([^']*\)': \([0-9]*\) keys against OVS's generic, \([0-9]*\) mismatches/\1 \2 \3/p" |
+            -e "s/.*|dpcls_plugin_validation|INFO|checked '\([^']*\)': \([0-9]*\) keys against OVS's generic, \([0-9]*\) mismatches/\1 \2 \3/p" \
+            -e "s/.*|dpcls_plugin_validation|INFO|checked '\([^']*\)' (fused): \([0-9]*\) keys against OVS's generic over the same subtables, \([0-9]*\) mismatches/\1(fused) \2 \3/p" \
+            -e "s/.*|dpcls_plugin|INFO|checked '\(tail_index\)': \([0-9]*\) keys against OVS's loop over the tail, \([0-9]*\) mismatches/\1 \2 \3/p" |
             awk '{ c[$1] += $2; m[$1] += $3 }
                  END { for (k in c) printf "%s: %d keys checked, %d mismatches\n", k, c[k], m[k] }' | sort)
         echo "    validation, over the testsuite's ovs-vswitchd logs:"
         sed 's/^/      /' <<<"${counts:-nothing checked}"
         if [ -n "$counts" ] && ! grep -qv ' 0 mismatches$' <<<"$counts" &&
             grep -Eq '^specialized: [1-9][0-9]* keys' <<<"$counts" &&
-            grep -Eq '^runtime: [1-9][0-9]* keys' <<<"$counts"; then
+            grep -Eq '^runtime: [1-9][0-9]* keys' <<<"$counts" &&
+            grep -Eq '^tail_index: [1-9][0-9]* keys' <<<"$counts"; then
             passed=$((passed + 1))
         else
             failed=$((failed + 1))
-            echo "    mismatches, no counts logged, or no key of specialized or runtime checked"
+            echo "    mismatches, no counts logged, or no key of specialized, runtime or tail_index checked"
         fi
     fi
     if [ "$config" = autovalidator ]; then
