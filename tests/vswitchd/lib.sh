@@ -95,17 +95,30 @@ start_udp_switch() {
     local extra=("${@/#/other_config:}")
     ovs-vsctl --no-wait set Open_vSwitch . other_config:pmd-cpu-mask=0x6 \
         other_config:pmd-rxq-assign=roundrobin other_config:dpcls-jit-hot-hits=2 "${extra[@]}"
-    "$prefix/sbin/ovs-vswitchd" --enable-dummy --disable-system --disable-system-route \
-        --dummy-numa 0,0,0 --detach --no-chdir --pidfile --log-file 2>"$work/ovs-vswitchd.stderr"
+    start_vswitchd
     ovs-vsctl add-br br0 -- set bridge br0 datapath-type=dummy fail-mode=secure \
         -- add-port br0 p1 -- set interface p1 type=dummy-pmd ofport_request=1 options:n_rxq=2 \
         -- add-port br0 p2 -- set interface p2 type=dummy-pmd ofport_request=2 \
         -- add-port br0 p4 -- set interface p4 type=dummy ofport_request=4
+    add_udp_flows
+}
+
+# add_udp_flows: start_udp_switch's OpenFlow rules (ovs-vswitchd keeps
+# them in memory only: again after a restart).
+add_udp_flows() {
     ovs-ofctl add-flows br0 - <<'FLOWS'
 priority=200,in_port=1,udp,tp_dst=53,actions=output:2
 priority=100,in_port=1,ip,nw_dst=10.1.0.0/16,actions=output:4
 priority=0,actions=drop
 FLOWS
+}
+
+# start_vswitchd: ovs-vswitchd on the dummy datapath (three NUMA-0 cores),
+# its log in $work; again after stop_switch, it finds its bridges in the
+# database.
+start_vswitchd() {
+    "$prefix/sbin/ovs-vswitchd" --enable-dummy --disable-system --disable-system-route \
+        --dummy-numa 0,0,0 --detach --no-chdir --pidfile --log-file 2>>"$work/ovs-vswitchd.stderr"
 }
 
 # send_udp ROUNDS: per round and rx queue of p1, 2 packets to UDP port 53

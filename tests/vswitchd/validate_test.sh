@@ -18,8 +18,10 @@
 # exit) and reads the validation's counts from its log: keys checked (> 0)
 # for jit_avx2, jit_fused and tail_index, 0 mismatches for every lookup, no
 # mismatch logged.  On a CPU without what jit_avx2 needs, it says so and
-# checks the portable lookups and the tail index only.  Prints "N passed,
-# N failed".
+# checks the portable lookups and the tail index only.  Then restarts the
+# switch with other_config:lookup-provider-priorities="tail_index=0": the
+# choice survives the restart, removing the key restores the default, a
+# key naming no provider changes nothing.  Prints "N passed, N failed".
 set -uo pipefail
 
 prefix=${1:?usage: validate_test.sh OVS_PREFIX}
@@ -123,5 +125,33 @@ if [ -z "$jit_lacks" ]; then
 fi
 check "tail_index's keys checked against OVS's loop: $(checked tail_index '(tail)')" \
     test "$(checked tail_index '(tail)')" -gt 0
+# other_config:lookup-provider-priorities keeps a choice across a restart
+# (after the counts above: the restarted switch logs its own at exit).
+ovs-vsctl --no-wait set Open_vSwitch . 'other_config:lookup-provider-priorities="tail_index=0"'
+start_vswitchd
+# The restarted switch counts its ports' packets from 0, once it polls
+# them, and has lost the OpenFlow rules.
+for ((i = 0; i < 50; i++)); do
+    grep -q 'port: p1' <<<"$(ovs-appctl dpif-netdev/pmd-rxq-show)" && break
+    sleep 0.1
+done
+add_udp_flows
+p2=0
+p4=0
+check "after a restart with tail_index=0 in other_config, it is at 0" \
+    grep -q '^  tail_index: priority 0,' <<<"$(ovs-appctl dpif-netdev/lookup-provider-show)"
+send_udp 10
+check "forwarding after the restart" expect_tx $p2 $p4
+check "... and the tail index serves no port (subtable-show)" test "$(tail_lines)" -eq 0
+ovs-vsctl remove Open_vSwitch . other_config lookup-provider-priorities
+check "the key removed: tail_index back at its default priority 4" \
+    grep -q '^  tail_index: priority 4,' <<<"$(ovs-appctl dpif-netdev/lookup-provider-show)"
+send_until 1 tail_lines
+check "... and the index serves the port again (subtable-show)" test "$(tail_lines)" -ge 1
+ovs-vsctl set Open_vSwitch . 'other_config:lookup-provider-priorities="nosuch=1"'
+check "a key naming no provider is refused with a warning, nothing changed" \
+    bash -c "grep -q 'lookup-provider-priorities=\"nosuch=1\": no lookup provider .nosuch.; no priority changed' '$work/ovs-vswitchd.log' &&
+             ovs-appctl dpif-netdev/lookup-provider-show | grep -q '^  tail_index: priority 4,'"
+stop_switch
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
