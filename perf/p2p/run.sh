@@ -17,9 +17,7 @@
 # testpmd, the switch) happens in a Debian 13 root (scripts/debian-root.sh,
 # made once and cached), with Debian 13's packages.
 # --ovs 4.0 builds with DPDK 25.11, Debian testing's, in a forky root; the
-# lookups are switched with 4.0's series' dpif-netdev/lookup-provider-set,
-# and jit_fused and tail_index are not there (the 4.0 series has no fused
-# or tail hooks yet).
+# lookups are switched with 4.0's series' dpif-netdev/lookup-provider-set.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 release=3.1
