@@ -173,8 +173,9 @@ mail=${DEBEMAIL:-root@$(hostname -f 2>/dev/null || hostname)}
 {
     echo "openvswitch ($version) $suite; urgency=medium"
     echo
-    echo "  * ovs-dpcls-plugin: the subtable lookups specialized, runtime and"
-    echo "    jit_avx2 built into ovs-vswitchd and ovs-vswitchd-dpdk,"
+    echo "  * ovs-dpcls-plugin: the lookups specialized, runtime, jit_avx2,"
+    echo "    jit_fused and tail_index built into ovs-vswitchd and"
+    echo "    ovs-vswitchd-dpdk,"
     if [ "$plugin_default" = yes ]; then
         echo "    preferred over OVS's generic (dpif-netdev/subtable-lookup-prio-set"
         echo "    switches back)."

@@ -59,7 +59,11 @@ def main(path, out):
     emc = "EMC and SMC off"
     if any(s["key"] in ("f", "g") for s in scenarios):
         emc = "SMC off, EMC off but in (f), (g) (OVS's default)"
-    ax.set_title(f"OVS-DPDK phy-to-phy, {emc}, {res['flows']} flows, {huge}", fontsize=10)
+    # (f) and (g) have flow counts of their own (1000 and 100000).
+    flows = f"{res['flows']} flows"
+    if any(s["key"] == "g" for s in scenarios):
+        flows += ", (g) 100000"
+    ax.set_title(f"OVS-DPDK phy-to-phy, {emc}, {flows}, {huge}", fontsize=10)
     ax.legend(fontsize=8, ncol=len(impls) + 1, loc="upper center")
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
