@@ -3,7 +3,7 @@
  * (classifier/layout.hpp).
  *
  * OVS's dpcls/flow headers do not compile as C++ (see
- * docs/ovs-3.1-notes.md), so the C++ side reads OVS's hot structs
+ * docs/internals/ovs-3.1-notes.md), so the C++ side reads OVS's hot structs
  * through mirrors.  Both sides check themselves against the numbers below at
  * compile time: ovs_bridge.c with offsetof() on the real OVS structs, and
  * layout.hpp with offsetof() on the mirrors.  A change in either breaks the

@@ -7,7 +7,8 @@
 # AddressSanitizer (with leak detection) and UndefinedBehaviorSanitizer, a
 # short microbenchmark smoke run, the fuzz targets for 40 s each
 # (tests/fuzz.sh), the JIT flood run, the phy-to-phy
-# benchmark's traffic and parser tests,
+# benchmark's traffic and parser tests, the README's figures against
+# docs/results and the docs' links (tests/docs/),
 # ovs-vswitchd 3.1, 3.5 and 4.0 with the plugin built in (tests/vswitchd/run.sh:
 # OVS's own testsuite subsets and the project's end-to-end tests), Debian 12's
 # openvswitch packages rebuilt with the plugin, installed, run with ovs-ctl
@@ -180,6 +181,15 @@ if python3 tests/p2p_test.py; then
 else
     failed=$((failed + 1))
 fi
+
+phase "docs: README.md's figures are on dated docs/results pages, no broken link"
+for check in tests/docs/readme_figures_test.py tests/docs/links_test.py; do
+    if python3 "$check"; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+    fi
+done
 
 phase "the patch series: OVS's checkpatch.py on every patch of every release line"
 if patches/checkpatch.sh; then

@@ -7,7 +7,7 @@ Writes OUT_DIR/<kind>-<flows>.pcap for every kind below and 1, 1000 and
 100000 distinct flows (one frame per flow, flows in a shuffled order so
 consecutive frames differ).  Each file ends with one ARP reply: a rule that
 matches it (arp_op=2) turns OVS 3.1's "simple match" off for the port, so
-the other frames reach dpcls (see docs/ovs-dpdk-p2p-notes.md).
+the other frames reach dpcls (see docs/internals/ovs-dpdk-p2p-notes.md).
 
 Kinds (Ethernet frames of 64 bytes with FCS, i.e. 60 bytes in the pcap,
 except IPv6/TCP, whose headers alone need 74):

@@ -6,7 +6,7 @@
 
 PREFIX is a `patches/build-ovs.sh --dpdk` install.  No NICs are needed:
 DPDK's pcap PMD replays a pcap file in a loop as port dpdk0's receive side
-and drops what dpdk1 transmits (docs/ovs-dpdk-p2p-notes.md).
+and drops what dpdk1 transmits (docs/internals/ovs-dpdk-p2p-notes.md).
 
 For each scenario the lookup implementations are switched live with
 `ovs-appctl dpif-netdev/subtable-lookup-prio-set` in alternating windows
