@@ -28,8 +28,9 @@
  * Their priorities are 0 (OVS's own defaults stand; prio-set switches)
  * unless the plugin is built with OVSCLS_PLUGIN_DEFAULT, which makes them
  * the defaults: jit_avx2 4, specialized 3, runtime 2, above OVS's generic
- * at 1, and jit_fused and tail_index 4 (on).  On 4.0 a provider above 0 comes before
- * OVS's own lookups, and dpif-netdev/lookup-provider-set switches.
+ * at 1, and jit_fused and tail_index 4 (on).  On 4.0 a provider above 0
+ * comes before OVS's own lookups, and dpif-netdev/lookup-provider-set
+ * switches.
  *
  * OVS refuses them all, with a log line, if the plugin hashes differently
  * from it (built for the other hash flavour): they would miss every packet.
