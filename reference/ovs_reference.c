@@ -27,7 +27,8 @@ as_flow(const uint64_t flow[])
 }
 
 /* OVS 3.1 prints ct_tuple6() ports as src_port=/dst_port= but parses only
- * tp_src=/tp_dst= (docs/internals/ovs-3.1-notes.md): rewrite before parsing. */
+ * tp_src=/tp_dst= (docs/internals/ovs-3.1-notes.md): rewrite before
+ * parsing. */
 static void
 rewrite_ct_tuple6_ports(char *s)
 {
