@@ -77,7 +77,15 @@ mkdir -p "$dir"
 ovs_source_unpack "$release" "$dir/src" || { echo "build-ovs-lib.sh: no OVS $version source" >&2; exit 1; }
 cd "$dir/src"
 ldflags=$(case $cflags in *-fsanitize=thread*) echo -fsanitize=thread ;; esac)
-./configure CFLAGS="$cflags" LDFLAGS="$ldflags" "${configure_args[@]}" >"$dir/configure.log" 2>&1 ||
+# Through the ccache patches/build-ovs.sh uses (cmake/ccache.sh): its build
+# of the same release and flags compiles most of lib/ as this one does.
+cc=${cross}gcc
+if command -v ccache >/dev/null; then
+    source "$here/ccache.sh"
+    ccache_setup "$dir/ccache-stats.log" "$dir"
+    cc="ccache $cc"
+fi
+./configure CC="$cc" CFLAGS="$cflags" LDFLAGS="$ldflags" "${configure_args[@]}" >"$dir/configure.log" 2>&1 ||
     { tail -20 "$dir/configure.log" >&2; exit 1; }
 jobs=$(nproc)
 # lib/ alone needs automake's BUILT_SOURCES (generated headers) first; a
@@ -95,5 +103,6 @@ make -j"$jobs" $built_sources >"$dir/make.log" 2>&1 &&
     { tail -30 "$dir/make.log" >&2; exit 1; }
 # The link flags OVS's own programs use, for CMake to pass to the linker.
 sed -n 's/^LIBS = //p' Makefile >"$dir/src/ovs-libs.txt"
+[ "$cc" = "${cross}gcc" ] || echo "build-ovs-lib.sh: ccache: $(ccache_stats "$dir/ccache-stats.log")" >&2
 touch "$dir/.built"
 echo "$dir/src"

@@ -202,20 +202,19 @@ mv "$tree/debian/changelog.new" "$tree/debian/changelog"
 
 # ---- 3. Build ----
 step "installing the build dependencies (apt-get build-dep on the tree)"
-DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq "$tree" >>"$log" 2>&1 ||
+DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq -o DPkg::Lock::Timeout=600 "$tree" >>"$log" 2>&1 ||
     fail "apt-get build-dep"
-export CCACHE_DIR=$cache/ccache
+source "$top/cmake/ccache.sh"
+ccache_setup "$work/ccache-stats.log"
 # Debian's tools only (a pyenv or /usr/local python first in PATH lacks
 # Debian's setuptools, whose --install-layout=deb debian/rules uses), and
 # ccache's compiler wrappers.
 export PATH=/usr/lib/ccache:/usr/sbin:/usr/bin:/sbin:/bin
-ccache --zero-stats >/dev/null
 start=$SECONDS
 step "dpkg-buildpackage -b (DEB_BUILD_OPTIONS=nocheck parallel=$(nproc)); log in $log"
 (cd "$tree" && DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" dpkg-buildpackage -b -uc -us) \
     >>"$log" 2>&1 || fail "dpkg-buildpackage"
-step "built in $((SECONDS - start)) s; ccache: $(ccache --print-stats |
-    awk -F'\t' '/^direct_cache_hit|^preprocessed_cache_hit|^cache_miss/ { printf "%s %s ", $1, $2 }')"
+step "built in $((SECONDS - start)) s; ccache: $(ccache_stats "$work/ccache-stats.log")"
 
 # ---- 4. The folder ----
 rm -rf "$result" "$result.tmp"

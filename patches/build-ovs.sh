@@ -334,10 +334,9 @@ args=(--prefix="$prefix" --localstatedir="$prefix/var" --sysconfdir="$prefix/etc
 # not enter the hash.
 cc=${cross}gcc
 if command -v ccache >/dev/null; then
-    export CCACHE_DIR=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}/ccache
-    export CCACHE_BASEDIR=$prefix CCACHE_NOHASHDIR=1
+    source "$top/cmake/ccache.sh"
+    ccache_setup "$prefix/ccache-stats.log" "$prefix"
     cc="ccache $cc"
-    ccache --zero-stats >/dev/null
 fi
 step "configuring: ${args[*]} CC=\"$cc\" CFLAGS=\"$cflags\""
 ./configure "${args[@]}" CC="$cc" CFLAGS="$cflags" >>"$log" 2>&1 || fail "configure"
@@ -360,7 +359,7 @@ else
 fi
 
 if [[ $cc == ccache* ]]; then
-    step "ccache: $(ccache --print-stats | awk -F'\t' '/^direct_cache_hit|^preprocessed_cache_hit|^cache_miss/ { printf "%s %s ", $1, $2 }')"
+    step "ccache: $(ccache_stats "$prefix/ccache-stats.log")"
 fi
 make install >>"$log" 2>&1 || fail "make install"
 # What was built, for scripts that reuse this prefix.

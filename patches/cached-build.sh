@@ -18,6 +18,11 @@ key=$( (find patches CMakeLists.txt cmake classifier lookups tail jit plugin -ty
     xargs cat; grep -s -e '^VERSION_ID=' -e '^VERSION_CODENAME=' /etc/os-release) | sha256sum | cut -c1-16)
 name=$(printf '%s' "$*" | tr -c 'a-z0-9' '-' | sed 's/--*/-/g; s/^-//; s/-$//')
 prefix="$cache/ovs-patched-${name:-stock}-$key"
+# One build of a prefix at a time: a second caller (tests/prebuild.sh builds
+# ahead in the background) waits for the first and then finds it built.
+mkdir -p "$cache"
+exec 9>"$prefix.lock"
+flock 9
 if [ ! -f "$prefix/.built" ]; then
     rm -rf "$prefix"
     patches/build-ovs.sh --prefix "$prefix" "$@" >&2

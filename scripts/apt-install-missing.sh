@@ -20,6 +20,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "$who: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
+# Another install may hold dpkg's lock (tests/prebuild.sh's package build
+# runs apt-get build-dep in the background): wait for it.
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends "${missing[@]}" >/dev/null ||
     { echo "$who: apt-get install ${missing[*]} failed" >&2; exit 1; }

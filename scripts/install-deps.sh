@@ -13,7 +13,9 @@ packages=(
     g++-aarch64-linux-gnu           # the aarch64 flavours, cross-built
     googletest                      #   with GoogleTest built from source
     clang-14 libclang-rt-14-dev     # the fuzz targets (libFuzzer, tests/fuzz.sh)
-    ccache                          # patches/build-ovs.sh: OVS objects shared by its builds
+    ccache                          # one cache of OVS objects for all OVS builds (cmake/ccache.sh)
+    autoconf automake libtool       # patches/build-ovs.sh: ./boot.sh after the series
+    dpkg-dev debhelper              # packages/build-deb.sh
 )
 
 exec "$(dirname "$0")/apt-install-missing.sh" install-deps.sh "${packages[@]}"

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds, in the background and at the lowest CPU priority, what the late
+# phases of tests/run.sh need, in the order they need it:
+#
+#   tests/prebuild.sh PARENT_PID
+#
+# the patched ovs-vswitchd of each release line (patches/cached-build.sh:
+# 3.1 and 3.5 in both configurations, 4.0's validate build), Debian 12's
+# packages (packages/build-deb.sh) and the aarch64 ovs-vswitchd.  Why: on 2
+# cores most of a cold tests/run.sh is builds, and the phases that run
+# tests (OVS's testsuite, the end-to-end tests, qemu, the fuzzers) leave a
+# core or more idle; built ahead under `nice -n 19`, these builds take only
+# what the tests leave.  Every build is cached by its key and locked, so the
+# phase that needs one calls the same script, waits if it is still being
+# built here, and then finds it: the phases stay the authority (a build
+# that failed here is built again there, and fails there, in the open).
+#
+# Prints one line per build ("prebuild: NAME: built in N s" or "... failed
+# after N s"); tests/run.sh prints them with its time table.  Stops before
+# the next build once PARENT_PID (tests/run.sh) is gone.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+parent=${1:?usage: tests/prebuild.sh PARENT_PID}
+
+build() {  # build NAME COMMAND...
+    local name=$1 start=$SECONDS
+    shift
+    if ! kill -0 "$parent" 2>/dev/null; then
+        echo "prebuild: tests/run.sh ($parent) is gone: stopping before $name"
+        exit 0
+    fi
+    if "$@" >/dev/null 2>&1; then
+        echo "prebuild: $name: done in $((SECONDS - start)) s"
+    else
+        echo "prebuild: $name: failed after $((SECONDS - start)) s (its phase builds it again)"
+    fi
+}
+
+build "OVS 3.1 plugin-default" patches/cached-build.sh --plugin-default
+build "OVS 3.1 autovalidator" patches/cached-build.sh --autovalidator
+build "OVS 3.5 plugin-default" patches/cached-build.sh --ovs 3.5 --plugin-default
+build "OVS 3.5 autovalidator" patches/cached-build.sh --ovs 3.5 --autovalidator
+build "OVS 4.0 validate" patches/cached-build.sh --ovs 4.0 --validate
+build "Debian 12 packages" packages/build-deb.sh
+build "OVS 3.1 aarch64 plugin-default" patches/cached-build.sh --host aarch64-linux-gnu --plugin-default
