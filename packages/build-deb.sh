@@ -33,7 +33,9 @@
 #      ovs-vswitchd (plugin/link-into-ovs.sh, the flavour read off the
 #      build's own compiler flags, so its hash is OVS's).  Build-Depends
 #      gains cmake, g++ and libxbyak-dev.  A changelog entry gives the
-#      version 3.1.0-2+deb12u1+ovsclsN.
+#      version 3.1.0-2+deb12u1+ovsclsN.  openvswitch-switch gains the man
+#      page ovs-dpcls-plugin(7), made from docs/ref/ovs-dpcls-plugin.md by
+#      packages/md2man.py.
 #   3. dpkg-buildpackage -b with DEB_BUILD_OPTIONS=nocheck (the project's
 #      tests cover the series: tests/run.sh runs OVS's own testsuite on it)
 #      builds every binary package, openvswitch-switch-dpdk included.
@@ -81,7 +83,8 @@ version=$debian_version+ovscls$revision
     die "built and tested on amd64 only; this is $(dpkg --print-architecture)"
 
 cache=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
-key=$( (cd "$top" && find packages/build-deb.sh plugin classifier lookups tail jit cmake CMakeLists.txt \
+key=$( (cd "$top" && find packages/build-deb.sh packages/md2man.py docs/ref/ovs-dpcls-plugin.md \
+    plugin classifier lookups tail jit cmake CMakeLists.txt \
     patches/series-3.1 patches/3.1 -type f | LC_ALL=C sort | xargs cat
     echo "$debian_version $revision $plugin_default") | sha256sum | cut -c1-16)
 result=$cache/debs-$version-$key
@@ -150,6 +153,13 @@ done <"$top/patches/series-3.1"
 step "added the series' $n patches to debian/patches/series (after Debian's)"
 mkdir -p "$tree/debian/ovscls-plugin"
 (cd "$top" && cp -r CMakeLists.txt cmake classifier lookups tail jit plugin "$tree/debian/ovscls-plugin/")
+# ovs-dpcls-plugin(7), made from the reference page (packages/md2man.py),
+# installed by openvswitch-switch, whose ovs-vswitchd has the plugin.
+python3 "$here/md2man.py" --version "$version" \
+    --date "$(git -C "$top" log -1 --format=%cs 2>/dev/null || date +%F)" \
+    "$top/docs/ref/ovs-dpcls-plugin.md" >"$tree/debian/ovs-dpcls-plugin.7" ||
+    die "making the man page from docs/ref/ovs-dpcls-plugin.md failed"
+echo debian/ovs-dpcls-plugin.7 >>"$tree/debian/openvswitch-switch.manpages"
 # Build-Depends: what the plugin is built with.
 grep -q '^Build-Depends:' "$tree/debian/control" || die "debian/control has no Build-Depends line"
 sed -i 's/^Build-Depends: /Build-Depends: cmake, g++, libxbyak-dev [amd64], /' "$tree/debian/control"
@@ -190,6 +200,7 @@ mail=${DEBEMAIL:-root@$(hostname -f 2>/dev/null || hostname)}
     done <"$top/patches/series-3.1"
     echo "  * debian/rules: build the plugin and link it into both ovs-vswitchd."
     echo "  * debian/control: Build-Depends on cmake, g++, libxbyak-dev."
+    echo "  * openvswitch-switch: the man page ovs-dpcls-plugin(7)."
     echo
     # The entry's date, which dpkg-buildpackage makes SOURCE_DATE_EPOCH:
     # the project's last commit, so that a rebuild of it is the same.

@@ -16,6 +16,7 @@ packages=(
     ccache                          # one cache of OVS objects for all OVS builds (cmake/ccache.sh)
     autoconf automake libtool       # patches/build-ovs.sh: ./boot.sh after the series
     dpkg-dev debhelper              # packages/build-deb.sh
+    groff-base                      # tests/docs/manpage_test.py reads the man page
 )
 
 exec "$(dirname "$0")/apt-install-missing.sh" install-deps.sh "${packages[@]}"

@@ -421,6 +421,9 @@ check "apt-get install --simulate of all ${#all_debs[@]} packages of the folder 
     apt-get install --simulate --no-install-recommends "${all_debs[@]}"
 apt_install "apt-get install ${files[*]##*/} (over Debian's)" "${files[@]}"
 check "dpkg has $version" has_versions "$version"
+man_page=/usr/share/man/man7/ovs-dpcls-plugin.7.gz
+check "openvswitch-switch installs ovs-dpcls-plugin(7) ($man_page)" \
+    bash -c "dpkg -L openvswitch-switch | grep -qxF $man_page && zcat $man_page | grep -q '^\.TH OVS'"
 
 run_switch() {  # run_switch BINARY LABEL: each ovs-vswitchd of the packages
     local binary=$1 label=$2 before_lookup line lp info
