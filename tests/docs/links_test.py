@@ -2,7 +2,8 @@
 """Every relative link in the project's Markdown points at a file that exists.
 
 Docs move (docs/ is laid out like OVS's Documentation/); a link left
-behind is a page an operator cannot reach.  Checks README.md, docs/ and
+behind is a page an operator cannot reach.  Checks the top folder's pages
+(README.md, CONTRIBUTING.md), docs/ and
 every folder's README.md; prints what it checked; exits 1 naming each
 broken link.
 
@@ -13,7 +14,7 @@ import re
 import sys
 
 root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else '.')
-files = sorted({root / 'README.md', *root.glob('docs/**/*.md'),
+files = sorted({*root.glob('*.md'), *root.glob('docs/**/*.md'),
                 *root.glob('*/README.md'), *root.glob('*/*/README.md')})
 link = re.compile(r'\]\(([^)#\s]+)(?:#[^)]*)?\)')
 checked, broken = 0, []
