@@ -32,12 +32,11 @@ shift
 presets=$(cmake --list-presets 2>/dev/null | sed -n 's/^ *"\([^"]*\)".*/\1/p')
 grep -qxF "$flavour" <<<"$presets" ||
     { echo "scripts/build.sh: no preset '$flavour'; CMakePresets.json has: $(echo $presets)" >&2; exit 2; }
-if [ "$release" = "$default_release" ]; then
-    cmake --preset "$flavour" >/dev/null
-    cmake --build --preset "$flavour" -j"$(nproc)" "$@"
-elif grep -qxF "$flavour-ovs$release" <<<"$presets"; then
-    cmake --preset "$flavour-ovs$release" >/dev/null
-    cmake --build --preset "$flavour-ovs$release" -j"$(nproc)" "$@"
+preset=$flavour
+[ "$release" = "$default_release" ] || preset=$flavour-ovs$release
+if grep -qxF "$preset" <<<"$presets"; then
+    cmake --preset "$preset" >/dev/null
+    cmake --build --preset "$preset" -j"$(nproc)" "$@"
 else
     # A flavour and release without a preset of their own: the flavour's,
     # with the release and the folder given.

@@ -112,12 +112,13 @@ start_prebuild() {
     prebuild_pid=$!
 }
 
-run_ctest() {  # run_ctest BUILD_DIR [ctest args]: counts each test from ctest's JUnit report
-    local dir=$1
-    shift
-    local report=$PWD/$dir/ctest-junit.xml counts
+# run_ctest PRESET: runs a flavour's tests through its ctest preset
+# (CMakePresets.json: build/PRESET, the sanitizers' options, tsan's
+# filter) and counts each test from ctest's JUnit report.
+run_ctest() {
+    local report=$PWD/build/$1/ctest-junit.xml counts
     rm -f "$report"
-    (cd "$dir" && ctest --output-on-failure --output-junit "$report" "$@") || true
+    ctest --preset "$1" --output-junit "$report" || true
     # Each <testcase> has status="run" (passed), "fail", "notrun" or
     # "disabled"; no report, or one without a test, is a failure.
     counts=$(python3 - "$report" <<'PY' || echo "0 1"
@@ -140,14 +141,14 @@ print_cpu_case() {  # print_cpu_case BUILD_DIR
 }
 
 unit_flavour() {  # unit_flavour TITLE [--ovs RELEASE] FLAVOUR
-    local title=$1 dir
+    local title=$1 dir  # dir: the preset, build/FLAVOUR[-ovsRELEASE]
     shift
     phase "$title"
     scripts/build.sh "$@"
-    dir=build/${*: -1}
-    [ "$1" != --ovs ] || dir=build/${*: -1}-ovs$2
+    dir=${*: -1}
+    [ "$1" != --ovs ] || dir=${*: -1}-ovs$2
     run_ctest "$dir"
-    print_cpu_case "$dir"
+    print_cpu_case "build/$dir"
 }
 
 # ---- unit ----
@@ -183,15 +184,13 @@ fi
 if selected_label sanitizer; then
     phase "concurrency and JIT tests under ThreadSanitizer"
     scripts/build.sh tsan --target concurrency_test --target jit_test --target fused_test
-    TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
-        run_ctest build/tsan -R 'concurrency_test|jit_test|fused_test'
+    run_ctest tsan
 
     phase "the unit tests under AddressSanitizer (leaks too) and UndefinedBehaviorSanitizer"
     scripts/build.sh asan --target differential_test --target classifier_test --target hash_test \
         --target corpus_test --target concurrency_test --target jit_test --target fused_test \
         --target tail_index_test
-    ASAN_OPTIONS="halt_on_error=1 detect_leaks=1" UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1" \
-        run_ctest build/asan
+    run_ctest asan
 fi
 
 # ---- bench (smoke runs of the sse42 build: they check answers, not speed) ----
