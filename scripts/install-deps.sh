@@ -17,6 +17,7 @@ packages=(
     autoconf automake libtool       # patches/build-ovs.sh: ./boot.sh after the series
     dpkg-dev debhelper              # packages/build-deb.sh
     groff-base                      # tests/docs/manpage_test.py reads the man page
+    tini                            # tests/run.sh: reaps the tests' daemons at once
 )
 
 exec "$(dirname "$0")/apt-install-missing.sh" install-deps.sh "${packages[@]}"
