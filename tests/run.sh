@@ -67,7 +67,7 @@ selected_label() { [[ " ${selected[*]} " == *" $1 "* ]]; }
 # wait, in steps of a second, until its pid is gone (OVS_WAIT_WHILE([kill -0
 # $TMPPID])); a detached daemon is an orphan, and its pid is gone only once
 # its reaper waits for it.  Where PID 1 reaps late (seen on this project's
-# CI machines: a VM's init that reaps every second or two), every test
+# development machine: a VM's init that reaps every second or two), every test
 # waited 2-4 s after its daemons had exited: 297 of the 471 s that OVS
 # 3.1's 73 tests took on 2026-12-04.  tini -s (Debian's tini) makes itself
 # the reaper of every orphan below it and waits for each at once.
