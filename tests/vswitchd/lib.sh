@@ -6,11 +6,11 @@ passed=0
 failed=0
 ok() { passed=$((passed + 1)); echo "ok - $1"; }
 not_ok() { failed=$((failed + 1)); echo "not ok - $1"; [ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/    /'; }
-check() {  # check NAME COMMAND...: passes when the command succeeds
+check() {  # check NAME COMMAND...: passes when the command succeeds; returns its status
     local name=$1
     shift
     local out
-    if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$out"; fi
+    if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$out"; return 1; fi
 }
 
 # use_ovs_prefix PREFIX NAME: runs OVS from the install at PREFIX (its bin

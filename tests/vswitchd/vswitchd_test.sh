@@ -307,15 +307,32 @@ send_fused() {  # send_fused ROUNDS: `send`, and 2 more udp53 per queue
 fused_lines() { ovs-appctl dpif-netdev/subtable-show --limit 0 | grep -c '^    the first [0-9]* fused: lookup jit_fused'; }
 fused_on_both() { [ "$(fused_lines)" -ge 2 ]; }
 fused_off() { [ "$(fused_lines)" -eq 0 ]; }
-if [ -z "$jit_lacks" ]; then
-    for ((i = 0; i < 40 && $(fused_lines) < 2; i++)); do
+# Sends rounds of send_fused until both PMD threads run a fused lookup, for
+# at most 60 s (not a count of rounds: on a loaded 2-core machine a round
+# takes longer, and the JIT's thread, at nice 10, gets less; CI once saw 40
+# rounds pass without it).  Sets i to the rounds sent and waited to the
+# seconds.
+wait_fused() {
+    local start=$SECONDS deadline=$((SECONDS + 60))
+    for ((i = 0; SECONDS < deadline && $(fused_lines) < 2; i++)); do
         send_fused 1
         sleep 0.2
     done
+    waited=$((SECONDS - start))
+}
+show_fused_state() {  # what a failed fused check saw
+    echo "# subtable-show and jit-show:"
+    ovs-appctl dpif-netdev/subtable-show --limit 0 | sed -n '/^pmd thread/,/^fingerprints/p' |
+        grep -E '^pmd|^  in_port|^    the first|^    \(' | sed 's/^/#   /'
+    ovs-appctl dpif-netdev/jit-show | sed 's/^/#   /'
+}
+if [ -z "$jit_lacks" ]; then
+    wait_fused
     show=$(ovs-appctl dpif-netdev/subtable-show --limit 0)
-    echo "# subtable-show after $i rounds:"
+    echo "# subtable-show after $i rounds, $waited s:"
     sed -n '/^pmd thread/,/^fingerprints/p' <<<"$show" | grep -E '^pmd|^  in_port|^    the first|^    \(' | sed 's/^/#   /'
-    check "jit_fused: both PMD threads' p1 classifiers run a fused lookup (subtable-show)" fused_on_both
+    check "jit_fused: both PMD threads' p1 classifiers run a fused lookup (subtable-show)" fused_on_both ||
+        show_fused_state
     jit_show=$(ovs-appctl dpif-netdev/jit-show)
     check "jit-show: jit_fused lookups in use" grep -Eq 'lookups [1-9][0-9]* \([0-9]+ code bytes\), in use [1-9]' <<<"$jit_show"
     # A ranking that offers the same subtables keeps the fused lookup
@@ -343,11 +360,9 @@ if [ -z "$jit_lacks" ]; then
     send_fused 5
     check "forwarding without jit_fused: every packet where its rule sends it" expect_tx $p2 $p4
     ovs-appctl dpif-netdev/subtable-lookup-prio-set jit_fused 4 >/dev/null
-    for ((i = 0; i < 40 && $(fused_lines) < 2; i++)); do
-        send_fused 1
-        sleep 0.2
-    done
-    check "prio-set jit_fused 4: fused lookups are back on both PMD threads" fused_on_both
+    wait_fused
+    check "prio-set jit_fused 4: fused lookups are back on both PMD threads (after $i rounds, $waited s)" fused_on_both ||
+        show_fused_state
     send_fused 5
     check "forwarding through jit_fused again: every packet where its rule sends it" expect_tx $p2 $p4
 else
