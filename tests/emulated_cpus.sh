@@ -76,7 +76,11 @@ for name in no-avx512 no-avx2; do
     else
         failed=$((failed + 1))
         echo "not ok - ovs-vswitchd end to end"
-        grep -E '^not ok|^    |logs kept' "$build/vswitchd-$name.log" | sed 's/^/    /'
+        # Each failed check with what follows it up to the next passing
+        # one (the test's own dump of the state it saw), and where the
+        # logs are.
+        awk '/^not ok/ { show = 1 } /^ok - / { show = 0 } show || /logs kept/' \
+            "$build/vswitchd-$name.log" | sed 's/^/    /'
     fi
 done
 echo "emulated cpus: $passed passed, $failed failed"

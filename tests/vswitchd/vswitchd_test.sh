@@ -307,14 +307,17 @@ send_fused() {  # send_fused ROUNDS: `send`, and 2 more udp53 per queue
 fused_lines() { ovs-appctl dpif-netdev/subtable-show --limit 0 | grep -c '^    the first [0-9]* fused: lookup jit_fused'; }
 fused_on_both() { [ "$(fused_lines)" -ge 2 ]; }
 fused_off() { [ "$(fused_lines)" -eq 0 ]; }
-# Sends rounds of send_fused until both PMD threads run a fused lookup, for
-# at most 60 s (not a count of rounds: on a loaded 2-core machine a round
-# takes longer, and the JIT's thread, at nice 10, gets less; CI once saw 40
-# rounds pass without it).  Sets i to the rounds sent and waited to the
-# seconds.
+# Sends rounds of send_fused until both PMD threads run a fused lookup, or
+# until at least 40 rounds and 60 s have passed, whichever is later.  The
+# JIT tiers up at rankings (about one a second) that saw hits, so it needs
+# both time and traffic: on a loaded 2-core machine a round is quick but the
+# JIT's thread (nice 10) gets little CPU (CI once saw 40 rounds pass without
+# it); under qemu-x86_64 every ovs-appctl call is slow and 60 s held fewer
+# than 40 rounds (CI, emulated no-avx512).  Sets i to the rounds sent and
+# waited to the seconds.
 wait_fused() {
     local start=$SECONDS deadline=$((SECONDS + 60))
-    for ((i = 0; SECONDS < deadline && $(fused_lines) < 2; i++)); do
+    for ((i = 0; (i < 40 || SECONDS < deadline) && $(fused_lines) < 2; i++)); do
         send_fused 1
         sleep 0.2
     done
