@@ -1,3 +1,23 @@
+// classifier.cpp: a model of OVS's dpcls, for the tests and benchmarks.
+//
+// What runs in ovs-vswitchd is OVS's own dpcls (lib/dpif-netdev.c) with the
+// series' hooks (patches/: the fused lookup of patch 7, the tail index of
+// patch 13, the one-pass ranking of patch 14); this file is the same
+// algorithm on the same structures (a pvector of subtables, each a cmap of
+// rules), written again so that the lookups can be tested and measured
+// without a switch.  It is a copy, and can drift; three checks hold it to
+// OVS's:
+// - tests/ovs_loop.hpp: OVS's loop with OVS's generic in every subtable;
+//   the fused, tail-index and differential tests compare every lookup()
+//   here with it, rule for rule and in the lookups-per-hit count;
+// - tests/vswitchd/: OVS's own dpcls_lookup() with the plugin's lookups,
+//   checked on every lookup by OVS's autovalidator (3.x) or the plugin's
+//   validation mode (4.0) over OVS's testsuite subset;
+// - the structures are OVS's (classifier/layout.hpp, asserted against
+//   OVS's headers), reached through the OVS bridge (ovs_bridge.h).
+// The contract both keep: per key, the rule of the first matching subtable
+// in rank order, the same lookups-per-hit count, and hits counted by the
+// subtables' lookup functions (as OVS's generic does).
 #include "classifier/classifier.hpp"
 
 #include <algorithm>
@@ -9,6 +29,8 @@ namespace {
 
 const char* const kUnit1Range = "map bits beyond struct flow's 84 words";
 
+// Why a miniflow map with `len` bytes of map and blocks is invalid, or "".
+// In: the map and the length its holder claims.  Pure.
 std::string validate_map(const MiniflowMap& map, uint32_t len) {
     if (map.bits[1] >> kUnit1Bits) {
         return kUnit1Range;
@@ -27,6 +49,7 @@ std::string validate_map(const MiniflowMap& map, uint32_t len) {
 
 }  // namespace
 
+// (classifier.hpp)  Checks the key's map only.  Pure.
 std::string validate_key(const FlowKey& key) {
     // A packet key's len is not always computed (OVS leaves it 0 before
     // lookup), so only its map is checked.
@@ -34,6 +57,8 @@ std::string validate_key(const FlowKey& key) {
     return validate_map(key.map, sizeof(MiniflowMap) + n * sizeof(uint64_t));
 }
 
+// (classifier.hpp)  Checks the map, the length and that no block is zero.
+// Pure.
 std::string validate_mask(const FlowKey& mask) {
     std::string why = validate_map(mask.map, mask.len);
     if (!why.empty()) {
@@ -48,6 +73,8 @@ std::string validate_mask(const FlowKey& mask) {
     return "";
 }
 
+// Makes an empty classifier: an empty published pvector, subscribed to the
+// registry's priority changes (on_priority_change() re-probes).
 Classifier::Classifier(LookupRegistry& registry, FusedProvider* fused,
                        std::unique_ptr<TailIndex> tail)
     : registry_(registry),
@@ -57,6 +84,9 @@ Classifier::Classifier(LookupRegistry& registry, FusedProvider* fused,
     registry_.subscribe(this);
 }
 
+// Unsubscribes, then frees every rule and subtable after a grace period
+// (OVS-RCU), releasing each subtable's lookup entry and the fused lookup.
+// No lookup() may run any more (the caller's promise).
 Classifier::~Classifier() {
     registry_.unsubscribe(this);
     std::lock_guard lock(writer_);
@@ -75,6 +105,11 @@ Classifier::~Classifier() {
     ovsb_pvector_destroy(reinterpret_cast<pvector*>(subtables_));
 }
 
+// Asks the registry for the best lookup for `state`'s subtable with `hits`
+// in the last interval and installs it: moves the use counts, stores the
+// function (readers call the old or the new), lets the registry release
+// what the old one kept.  Out: false, and nothing changed, when no entry
+// accepts.  Under writer_.
 bool Classifier::probe(SubtableState& state, uint32_t hits) {
     Subtable& s = *state.subtable;
     const LookupRegistry::Choice choice =
@@ -96,6 +131,9 @@ bool Classifier::probe(SubtableState& state, uint32_t hits) {
     return true;
 }
 
+// The subtable of `mask`, created when there is none: probed (a subtable no
+// entry accepts is not created: null), told to the tail index, inserted
+// last with priority 0 and published.  Under writer_.
 Classifier::SubtableState* Classifier::find_or_create_subtable(const FlowKey& mask) {
     auto [first, last] = by_mask_.equal_range(mask.hash);
     for (auto it = first; it != last; ++it) {
@@ -119,6 +157,9 @@ Classifier::SubtableState* Classifier::find_or_create_subtable(const FlowKey& ma
     return &it->second;
 }
 
+// Unpublishes an empty subtable and frees it after a grace period; drops
+// its state, its use count and the tail index's and the registry's hold
+// on it.  Under writer_.
 void Classifier::destroy_subtable(Subtable* subtable) {
     ovsb_pvector_remove(reinterpret_cast<pvector*>(subtables_), subtable);
     publish_ranking();
@@ -137,6 +178,9 @@ void Classifier::destroy_subtable(Subtable* subtable) {
     ovsb_subtable_destroy_deferred(ovs(subtable), nullptr, nullptr);
 }
 
+// (classifier.hpp)  Takes writer_.  The rule is in the tail index before
+// it is in its subtable's cmap, so that no reader finds it in one and not
+// the other.
 Status Classifier::insert(const FlowKey& mask, const uint64_t flow[], dpcls_rule** rule_out) {
     if (std::string why = validate_mask(mask); !why.empty()) {
         return Status::error("invalid mask: " + why);
@@ -169,6 +213,7 @@ Status Classifier::insert(const FlowKey& mask, const uint64_t flow[], dpcls_rule
     return Status::ok();
 }
 
+// (classifier.hpp)  Takes writer_; a subtable left empty is destroyed.
 Status Classifier::remove(dpcls_rule* rule_) {
     Rule* rule = view(rule_);
     std::lock_guard lock(writer_);
@@ -187,6 +232,13 @@ Status Classifier::remove(dpcls_rule* rule_) {
     return Status::ok();
 }
 
+// (classifier.hpp)  The reader: no lock, loads only.  Order of work, as
+// dpcls_lookup() with the series: drop invalid keys; the fused lookup, if
+// bound to the published ranking, over its first subtables; the loop over
+// the rest up to where the tail index starts (keys the fused lookup did
+// not take start at the first subtable, those it missed join after the
+// subtables it served); the tail index for what is left.  Writes rules[],
+// *num_lookups and the subtables' hit counts (through their lookups).
 bool Classifier::lookup(const netdev_flow_key* keys[], size_t cnt, dpcls_rule** rules,
                         int* num_lookups) const {
     uint32_t keys_map = cnt >= kMaxBurst ? ~0u : (1u << cnt) - 1;
@@ -261,6 +313,9 @@ bool Classifier::lookup(const netdev_flow_key* keys[], size_t cnt, dpcls_rule** 
     return all_valid && !keys_map;
 }
 
+// (classifier.hpp)  Takes writer_, and tells the registry that a ranking
+// is running (the JIT holds compiles back meanwhile).  Resets every
+// subtable's hit count.
 void Classifier::sort_subtables() {
     std::lock_guard lock(writer_);
     registry_.ranking(true);
@@ -279,6 +334,8 @@ void Classifier::sort_subtables() {
     registry_.ranking(false);
 }
 
+// Takes the fused lookup away from readers and frees its binding after a
+// grace period; the provider may let its code go.  Under writer_.
 void Classifier::unpublish_fused() {
     const FusedBinding* old = fused_.exchange(nullptr, std::memory_order_acq_rel);
     if (!old) {
@@ -333,6 +390,10 @@ void Classifier::publish_ranking(bool ask_again) {
     }
 }
 
+// Asks the provider for a fused lookup over the published ranking's first
+// subtables, publishes it if it gives one, and remembers the provider's
+// ready_count() so that refresh_fused() asks again only when it moves.
+// Under writer_.
 void Classifier::probe_fused() {
     const uint64_t ready = fused_provider_->ready_count();
     const PvectorImpl* impl = subtables_->impl.load(std::memory_order_relaxed);
@@ -351,6 +412,7 @@ void Classifier::probe_fused() {
     fused_asked_at_.store(ready, std::memory_order_relaxed);
 }
 
+// (classifier.hpp)  Lock-free when nothing is new; else takes writer_.
 bool Classifier::refresh_fused() {
     if (!fused_provider_) {
         return false;
@@ -368,12 +430,14 @@ bool Classifier::refresh_fused() {
     return fused_.load(std::memory_order_relaxed) != nullptr;
 }
 
+// (classifier.hpp)  Takes writer_.
 uint32_t Classifier::fused_subtables() const {
     std::lock_guard lock(writer_);
     const FusedBinding* b = fused_.load(std::memory_order_relaxed);
     return b ? b->lookup.subtables : 0;
 }
 
+// (classifier.hpp)  Takes writer_; asks for the fused lookup anew too.
 uint32_t Classifier::reprobe() {
     std::lock_guard lock(writer_);
     uint32_t changed = 0;
@@ -387,6 +451,7 @@ uint32_t Classifier::reprobe() {
     return changed;
 }
 
+// (classifier.hpp)  Takes writer_; reads the published ranking.
 std::vector<Classifier::SubtableInfo> Classifier::subtables() const {
     std::lock_guard lock(writer_);
     std::vector<SubtableInfo> out;
@@ -413,6 +478,7 @@ std::vector<Classifier::SubtableInfo> Classifier::subtables() const {
     return out;
 }
 
+// (classifier.hpp)  Takes writer_.
 size_t Classifier::rule_count() const {
     std::lock_guard lock(writer_);
     return rules_.size();

@@ -31,6 +31,10 @@
 #include "util.h"
 
 #include "classifier/ovs_bridge.h"
+/* After OVS's cmap.h: the C++ side's declarations of OVS functions, which
+ * C refuses here if one conflicts with OVS's own (ovs_functions.h says
+ * why). */
+#include "classifier/ovs_functions.h"
 
 /* ---- The layout contract (ovs_abi.h), checked on OVS's real structs. ---- */
 _Static_assert(FLOW_U64S == OVSCLS_FLOW_U64S, "FLOW_U64S");
@@ -357,73 +361,4 @@ void
 ovsb_pvector_publish(struct pvector *pvec)
 {
     pvector_publish(pvec);
-}
-
-/* ---- OVS threads and OVS-RCU. ---- */
-
-struct ovsb_thread {
-    pthread_t thread;
-    void (*fn)(void *);
-    void *aux;
-};
-
-static void *
-ovsb_thread_main(void *thread_)
-{
-    struct ovsb_thread *thread = thread_;
-    thread->fn(thread->aux);
-    return NULL;
-}
-
-ovsb_thread *
-ovsb_thread_create(const char *name, void (*fn)(void *), void *aux)
-{
-    struct ovsb_thread *thread = xmalloc(sizeof *thread);
-    thread->fn = fn;
-    thread->aux = aux;
-    thread->thread = ovs_thread_create(name, ovsb_thread_main, thread);
-    return thread;
-}
-
-void
-ovsb_thread_join(ovsb_thread *thread)
-{
-    xpthread_join(thread->thread, NULL);
-    free(thread);
-}
-
-void
-ovsb_rcu_postpone(void (*cb)(void *), void *aux)
-{
-    ovsrcu_postpone(cb, aux);
-}
-
-void
-ovsb_rcu_quiesce(void)
-{
-    ovsrcu_quiesce();
-}
-
-void
-ovsb_rcu_quiesce_start(void)
-{
-    ovsrcu_quiesce_start();
-}
-
-void
-ovsb_rcu_quiesce_end(void)
-{
-    ovsrcu_quiesce_end();
-}
-
-void
-ovsb_rcu_synchronize(void)
-{
-    ovsrcu_synchronize();
-}
-
-void
-ovsb_rcu_barrier(void)
-{
-    ovsrcu_barrier();
 }

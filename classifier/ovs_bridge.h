@@ -5,7 +5,7 @@
  * so ovs_bridge.c is the only file of the classifier that includes them.  It exposes here, in
  * plain C, what the C++ classifier and its tests need: building keys and
  * masks the way dpif-netdev does, subtable and rule storage in OVS's own
- * structs (cmap, pvector) and OVS-RCU.  What only tests and benchmarks need
+ * structs (cmap, pvector).  What only tests and benchmarks need
  * (OVS's own lookups as the reference, megaflow parsing, frame composing)
  * is reference/ovs_reference.h, a separate library over the same OVS lib.
  *
@@ -23,21 +23,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "classifier/lookup_func.h"
 #include "classifier/ovs_abi.h"
+#include "classifier/ovs_services.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-struct dpcls_subtable;
-struct dpcls_rule;
-struct netdev_flow_key;
 struct pvector;
-
-/* OVS's dpcls_subtable_lookup_func. */
-typedef uint32_t (*ovsb_lookup_func)(struct dpcls_subtable* subtable, uint32_t keys_map,
-                                     const struct netdev_flow_key* keys[],
-                                     struct dpcls_rule** rules);
 
 /* ---- Keys and masks, built exactly as dpif-netdev builds them. ---- */
 
@@ -115,25 +109,7 @@ void ovsb_pvector_remove(struct pvector*, void* ptr);
 void ovsb_pvector_change_priority(struct pvector*, void* ptr, int priority);
 void ovsb_pvector_publish(struct pvector*);
 
-/* ---- OVS-RCU. ----
- *
- * Reader threads must be OVS threads, as PMD threads are: OVS-RCU treats a
- * process in which ovs_thread_create() was never called as single-threaded
- * and runs postponed frees at the next quiescent point of the writer, with
- * no grace period for readers it does not know of. */
-typedef struct ovsb_thread ovsb_thread;
-/* ovs_thread_create(): starts 'fn(aux)' on a new OVS thread. */
-ovsb_thread* ovsb_thread_create(const char* name, void (*fn)(void*), void* aux);
-/* Waits for the thread to end and frees the handle. */
-void ovsb_thread_join(ovsb_thread*);
-
-void ovsb_rcu_postpone(void (*cb)(void*), void* aux);
-void ovsb_rcu_quiesce(void);
-void ovsb_rcu_quiesce_start(void);
-void ovsb_rcu_quiesce_end(void);
-void ovsb_rcu_synchronize(void);
-/* ovsrcu_barrier(): returns once every callback postponed so far has run. */
-void ovsb_rcu_barrier(void);
+/* OVS threads and OVS-RCU: classifier/ovs_services.h, included above. */
 
 #ifdef __cplusplus
 }

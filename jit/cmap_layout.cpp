@@ -6,17 +6,10 @@
 #include "classifier/hash.hpp"
 #include "classifier/layout.hpp"
 #include "classifier/ovs_abi.h"
-
-// lib/cmap.h: exported functions on `struct cmap` (one pointer) and
-// `struct cmap_node` (one pointer), both mirrored in classifier/layout.hpp.
-// cmap_remove() is an inline wrapper of cmap_replace().
-extern "C" {
-void cmap_init(ovscls::Cmap*);
-void cmap_destroy(ovscls::Cmap*);
-size_t cmap_insert(ovscls::Cmap*, ovscls::CmapNode*, uint32_t hash);
-size_t cmap_replace(ovscls::Cmap*, ovscls::CmapNode* old_node, ovscls::CmapNode* new_node,
-                    uint32_t hash);
-}
+// cmap_init(), cmap_insert()...: OVS's exported functions on `struct cmap`
+// (one pointer) and `struct cmap_node` (one pointer), both mirrored in
+// classifier/layout.hpp as Cmap and CmapNode.
+#include "classifier/ovs_functions.h"
 
 namespace ovscls::jit {
 namespace {
@@ -52,9 +45,12 @@ std::string check() {
     constexpr int kNodes = 40;  // more than one bucket's worth: mask > 0
     static CmapNode nodes[kNodes];
     Cmap cmap;
-    cmap_init(&cmap);
+    // OVS's functions take OVS's structs, which Cmap and CmapNode mirror.
+    auto* ovs_cmap = reinterpret_cast<struct cmap*>(&cmap);
+    auto ovs_node = [](CmapNode* node) { return reinterpret_cast<struct cmap_node*>(node); };
+    cmap_init(ovs_cmap);
     for (int i = 0; i < kNodes; i++) {
-        cmap_insert(&cmap, &nodes[i], 0x9e3779b9u * static_cast<uint32_t>(i + 1));
+        cmap_insert(ovs_cmap, ovs_node(&nodes[i]), 0x9e3779b9u * static_cast<uint32_t>(i + 1));
     }
     const auto* impl = static_cast<const uint8_t*>(cmap.impl.load(std::memory_order_acquire));
     std::string why;
@@ -83,9 +79,10 @@ std::string check() {
         }
     }
     for (int i = 0; i < kNodes; i++) {
-        cmap_replace(&cmap, &nodes[i], nullptr, 0x9e3779b9u * static_cast<uint32_t>(i + 1));
+        cmap_replace(ovs_cmap, ovs_node(&nodes[i]), nullptr,
+                     0x9e3779b9u * static_cast<uint32_t>(i + 1));
     }
-    cmap_destroy(&cmap);  // frees the impl after an RCU grace period
+    cmap_destroy(ovs_cmap);  // frees the impl after an RCU grace period
     return why;
 }
 

@@ -24,7 +24,7 @@
 #include <functional>
 #include <mutex>
 
-#include "classifier/ovs_bridge.h"
+#include "classifier/ovs_services.h"
 #include "jit/lookup_shape.hpp"
 
 namespace ovscls::jit {

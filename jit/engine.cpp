@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "classifier/lookup_table.h"
 #include "jit/cmap_layout.hpp"
 
 namespace ovscls::jit {
@@ -839,7 +840,7 @@ std::string Engine::info() const {
 LookupDescriptor Engine::descriptor() {
     return {
         "jit_avx2",
-        3,
+        OVSCLS_LIBRARY_PRIO_jit_avx2,
         [](void* self, const ProbeContext& ctx) { return static_cast<Engine*>(self)->probe(ctx); },
         [](void* self, const dpcls_subtable* subtable, ovsb_lookup_func in_use) {
             static_cast<Engine*>(self)->release(subtable, in_use);
@@ -852,29 +853,13 @@ LookupDescriptor Engine::descriptor() {
 }
 
 const char* decline_name(Decline why) {
-    switch (why) {
-        case Decline::kDisabled:
-            return "disabled";
-        case Decline::kCpu:
-            return "cpu";
-        case Decline::kAbi:
-            return "abi";
-        case Decline::kTooManyBlocks:
-            return "too-many-blocks";
-        case Decline::kCodeBudget:
-            return "code-budget";
-        case Decline::kCompileRate:
-            return "compile-rate";
-        case Decline::kQueueFull:
-            return "queue-full";
-        case Decline::kNoMemory:
-            return "no-memory";
-        case Decline::kGenerateFailed:
-            return "codegen";
-        case Decline::kCount:
-            break;
-    }
-    return "?";
+    // By Decline's order: jit-show's and the log's names.
+    static constexpr const char* kNames[] = {"disabled",        "cpu",         "abi",
+                                             "too-many-blocks", "code-budget", "compile-rate",
+                                             "queue-full",      "no-memory",   "codegen"};
+    static_assert(std::size(kNames) == static_cast<size_t>(Decline::kCount));
+    const auto i = static_cast<size_t>(why);
+    return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 Engine& process_engine() {

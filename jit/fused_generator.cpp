@@ -81,10 +81,6 @@ KeyBlock key_block(const FusedSubtable& s, const MiniflowMap& key_map, uint32_t 
     return {shape.block(b).expected_index, s.mask_values[b]};
 }
 
-GenerateStatus failed(GenerateStatus::Code code, std::string detail) {
-    return {code, std::move(detail)};
-}
-
 }  // namespace
 
 struct FusedGenerator::ProbeLabels {
@@ -150,42 +146,32 @@ std::unique_ptr<FusedGenerator> FusedGenerator::create(const FusedSpec& spec, Al
                                                        GenerateStatus* status) noexcept {
     using Code = GenerateStatus::Code;
     if (spec.subtables.empty() || spec.subtables.size() > kMaxFusedSubtables) {
-        *status = failed(Code::kError, std::to_string(spec.subtables.size()) +
-                                           " subtables: a fused lookup serves 1.." +
-                                           std::to_string(kMaxFusedSubtables));
+        *status = {Code::kError, std::to_string(spec.subtables.size()) +
+                                     " subtables: a fused lookup serves 1.." +
+                                     std::to_string(kMaxFusedSubtables)};
         return nullptr;
     }
     for (const FusedSubtable& s : spec.subtables) {
         if (blocks_of(s) > kMaxBlocks || s.mask_values.size() != blocks_of(s)) {
-            *status = failed(Code::kTooManyBlocks, std::to_string(blocks_of(s)) + " blocks (" +
-                                                       std::to_string(s.mask_values.size()) +
-                                                       " mask values), more than " +
-                                                       std::to_string(kMaxBlocks));
+            *status = {Code::kTooManyBlocks, std::to_string(blocks_of(s)) + " blocks (" +
+                                                 std::to_string(s.mask_values.size()) +
+                                                 " mask values), more than " +
+                                                 std::to_string(kMaxBlocks)};
             return nullptr;
         }
     }
-    return generate_noexcept(
-        [&] {
-            std::unique_ptr<FusedGenerator> g(new FusedGenerator(spec, allocator));
-            g->generate();
-            g->setProtectModeRE();  // W^X: writable until here, executable after
-            return g;
-        },
-        status);
+    return make<FusedGenerator>(status, spec, allocator);
 }
 
 size_t FusedGenerator::reserved_bytes(const FusedSpec& spec) {
     // Per subtable about 300 bytes of probe, candidate and fallback code;
     // per block up to ~30 bytes hashed and ~20 verified with CRC32 (mhash:
     // ~45 more), and 8 of mask constant; reserved with a margin.
-    const size_t bytes = 1024 + spec.subtables.size() * 512 + spec.blocks() * (kCrc32 ? 64 : 128);
-    return (bytes + kCodePageBytes - 1) / kCodePageBytes * kCodePageBytes;
+    return whole_pages(1024 + spec.subtables.size() * 512 + spec.blocks() * (kCrc32 ? 64 : 128));
 }
 
 FusedGenerator::FusedGenerator(const FusedSpec& spec, Allocator* allocator)
-    : CodeGenerator(reserved_bytes(spec), DontSetProtectRWE, allocator),
-      spec_(spec),
-      sharing_(plan_hash_sharing(spec)) {}
+    : Kernel(reserved_bytes(spec), allocator), spec_(spec), sharing_(plan_hash_sharing(spec)) {}
 
 void FusedGenerator::generate() {
     emit_prologue();
@@ -220,12 +206,8 @@ void FusedGenerator::emit_pool() {
 // frame filled; jumps to the epilogue for an empty burst.  Clobbers rax,
 // rcx.
 void FusedGenerator::emit_prologue() {
-    endbr64();  // a landing pad for OVS's indirect call (CET IBT)
-    for (const Reg64& r : {rbx, rbp, r12, r13, r14, r15}) {
-        push(r);
-    }
-    static_assert(kFrameBytes < 4096, "one page: no stack probe needed");
-    sub(rsp, kFrameBytes);
+    static_assert(kFrameBytes < kCodePageBytes, "within a page: reserved in one go");
+    emit_enter(kFrameBytes);
     mov(kLive.keys, rsi);
     mov(kLive.rules, rdx);
     mov(qword[rsp + kFrameMissedOut], rcx);
@@ -362,8 +344,7 @@ void FusedGenerator::emit_subtable(uint32_t k) {
             // is removed (cmap_replace__()): a null node is "not in this
             // bucket", as cmap_find_in_bucket() returns it.
             L(probe->candidate);
-            tzcnt(r.lanes.cvt32(), r.lanes.cvt32());  // lane j holds hashes[j - 1]
-            mov(r.node, qword[bucket + r.lanes * 8 + kCmapBucketNodes - 8]);
+            cmap_lane_node(*this, bucket, r.lanes, r.node);
             cmp(counter.cvt32(), dword[bucket]);
             jne(probe->retry, T_NEAR);
             test(r.node, r.node);
@@ -371,11 +352,9 @@ void FusedGenerator::emit_subtable(uint32_t k) {
             jmp(verify, T_NEAR);
         }
         L(l->changed);
-        vzeroupper();  // OVS's code may be SSE: no AVX-SSE transition in it
         mov(esi, r.hash.cvt32());
         mov(rdi, reinterpret_cast<uint64_t>(s.subtable) + kSubtableRules);
-        mov(rax, reinterpret_cast<uint64_t>(&cmap_find));
-        call(rax);
+        call_cmap_find(*this);
         mov(r.node, rax);
         test(r.node, r.node);
         jz(l->miss, T_NEAR);
@@ -416,12 +395,7 @@ void FusedGenerator::emit_bucket_address(uint32_t k, const Reg64& bucket) {
 // kProbe.lanes.
 void FusedGenerator::emit_probe(const Reg64& bucket, const Reg64& counter, ProbeLabels& labels) {
     L(labels.retry);
-    mov(counter.cvt32(), dword[bucket]);
-    test(counter.cvt8(), 1);
-    jnz(labels.odd, T_NEAR);
-    vpcmpeqd(ymm2, ymm1, yword[bucket]);
-    vmovmskps(kProbe.lanes.cvt32(), ymm2);
-    and_(kProbe.lanes.cvt32(), kCmapHashLanes);
+    cmap_bucket_lanes(*this, bucket, counter, kProbe.lanes, labels.odd, T_NEAR);
     jnz(labels.candidate, T_NEAR);
     cmp(counter.cvt32(), dword[bucket]);
     jne(labels.retry, T_NEAR);
@@ -453,12 +427,7 @@ void FusedGenerator::emit_epilogue() {
     mov(rcx, qword[rsp + kFrameLookupsOut]);
     mov(dword[rcx], eax);
     mov(eax, kLive.found.cvt32());
-    vzeroupper();
-    add(rsp, kFrameBytes);
-    for (const Reg64& r : {r15, r14, r13, r12, rbp, rbx}) {
-        pop(r);
-    }
-    ret();
+    emit_leave(kFrameBytes);
 }
 
 }  // namespace ovscls::jit

@@ -63,6 +63,7 @@
 
 #include "classifier/fused.hpp"
 #include "classifier/layout.hpp"
+#include "jit/kernel.hpp"
 #include "jit/lookup_generator.hpp"
 
 namespace ovscls::jit {
@@ -131,7 +132,7 @@ struct FusedFrame {
 };
 static_assert(sizeof(FusedFrame) % 16 == 0);
 
-class FusedGenerator : public Xbyak::CodeGenerator {
+class FusedGenerator : public Kernel {
   public:
     // Emits the fused lookup for `spec` and makes it read+execute (W^X).
     // Null with *status saying why; never throws.
@@ -146,6 +147,7 @@ class FusedGenerator : public Xbyak::CodeGenerator {
     ~FusedGenerator() override;
 
   private:
+    friend class Kernel;  // make() constructs it and calls generate()
     FusedGenerator(const FusedSpec& spec, Xbyak::Allocator* allocator);
     void generate();  // may throw Xbyak::Error
 

@@ -18,6 +18,7 @@ constexpr uint64_t kIdleProbes = 64;
 // Fusing one subtable would be jit_avx2's lookup with extra steps.
 constexpr size_t kMinFusedSubtables = 2;
 
+// steady_clock now, in ns: a compile's duration for the code cache.
 int64_t now_ns() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
@@ -46,8 +47,12 @@ struct FusedLookups::State {
     bool logged_failure = false;
 };
 
+// (fused_lookups.hpp)  No entries; nothing compiled until a probe.
 FusedLookups::FusedLookups(Engine& engine) : engine_(engine), state_(std::make_unique<State>()) {}
 
+// Gives the code budget back for every entry with code; the code itself
+// goes with the entries (no reader may run it any more: every classifier
+// has released its lookup).  Takes the mutex.
 FusedLookups::~FusedLookups() {
     std::lock_guard lock(state_->mutex);
     for (const auto& e : state_->entries) {
@@ -57,11 +62,21 @@ FusedLookups::~FusedLookups() {
     }
 }
 
+// How many top subtables a classifier should offer: the configured
+// dpcls-jit-fused-subtables, at most kMaxFusedSubtables, 0 when the JIT is
+// off.  Reads the engine's configuration (its lock).
 size_t FusedLookups::max_subtables() const {
     const JitConfig config = engine_.config();
     return config.enabled ? std::min<size_t>(config.fused_subtables, kMaxFusedSubtables) : 0;
 }
 
+// A classifier's offer at a ranking: its first `n` subtables in rank
+// order (writer side, under the classifier's writer lock).
+// Out: ready code for an equal spec, one reference more (the classifier
+// releases it); else {} and, unless compiling or failed already, the spec
+// queued for the compiler thread (ready_count() moves when it is done).
+// Reads the subtables' masks and profiled maps; never compiles.  Takes the
+// mutex, not across the submit; sweeps idle entries (one probe = one epoch).
 FusedLookup FusedLookups::probe(const dpcls_subtable* const subtables[], size_t n) {
     n = std::min(n, max_subtables());
     bool serialize;
@@ -128,6 +143,10 @@ FusedLookup FusedLookups::probe(const dpcls_subtable* const subtables[], size_t 
     return {};
 }
 
+// On the compiler thread, no lock held while generating: admits the code
+// to the cache's budget and rate, generates it, announces it to perf, then
+// under the mutex stores it in `entry` and moves ready_count(), or marks
+// the entry failed and logs the first failure (once).
 void FusedLookups::compile(const std::shared_ptr<Entry>& entry) {
     CodeCache& cache = engine_.code_cache();
     const CacheOptions options = engine_.config().cache;
@@ -173,6 +192,8 @@ void FusedLookups::compile(const std::shared_ptr<Entry>& entry) {
     }
 }
 
+// A classifier stops publishing `lookup`: one reference less; unused code
+// starts its idle wait (sweep()).  Takes the mutex.
 void FusedLookups::release(const FusedLookup& lookup) {
     std::lock_guard lock(state_->mutex);
     auto* entry = static_cast<Entry*>(lookup.handle);
@@ -182,6 +203,9 @@ void FusedLookups::release(const FusedLookup& lookup) {
     }
 }
 
+// Drops the entries nobody holds, none compiling, idle for more than
+// kIdleProbes probes (failed ones too, so they are retried): their budget
+// back now, their code after a grace period.  Under the mutex.
 void FusedLookups::sweep() {
     State& st = *state_;
     std::erase_if(st.entries, [&](const std::shared_ptr<Entry>& e) {
@@ -199,11 +223,14 @@ void FusedLookups::sweep() {
     });
 }
 
+// (fused_lookups.hpp)  Applies to specs probed from now on.  Takes the mutex.
 void FusedLookups::serialize_for_measurement(bool on) {
     std::lock_guard lock(state_->mutex);
     state_->serialize = on;
 }
 
+// The counters, with the live, in-use and code-bytes figures summed now.
+// Takes the mutex.
 FusedStats FusedLookups::stats() const {
     std::lock_guard lock(state_->mutex);
     FusedStats out = state_->stats;
@@ -217,6 +244,7 @@ FusedStats FusedLookups::stats() const {
     return out;
 }
 
+// (fused_lookups.hpp)  Lines for entries with code only.  Takes the mutex.
 std::string FusedLookups::info() const {
     std::lock_guard lock(state_->mutex);
     std::string out;

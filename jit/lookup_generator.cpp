@@ -99,16 +99,14 @@ static_assert(distinct_scratch({kProfile.count, kProfile.profile, kProfile.word}
 static_assert(distinct_scratch({kProbe.impl, kProbe.mask, kProbe.round2, kProbe.bucket, kProbe.hash,
                                 kProbe.node, kProbe.counter}));
 static_assert(distinct_scratch({kVerify.node, kVerify.blocks, kVerify.value}));
+// cmap_find() returns its node in rax and takes its arguments in rdi, esi.
+static_assert(kProbe.node.getIdx() == Operand::RAX);
 // Round 1 follows the flattening of the same key: it may take over only
 // what the flattening no longer needs (the map and the blocks' address),
 // and keeps the hash where the flattening left it.
 static_assert(kRound1.hash.getIdx() == kFlat.hash.getIdx());
-// cmap_find() returns its node in rax and takes its arguments in rdi, esi.
-static_assert(kProbe.node.getIdx() == Operand::RAX);
 
 // Frame fields, as rsp displacements (index scaled by the caller).
-// Stack pages are reserved and touched one at a time (emit_prologue()).
-constexpr uint32_t kStackProbeBytes = 4096;
 constexpr uint32_t kFrameHashes = offsetof(LookupFrame, hashes);
 constexpr uint32_t kFrameH1 = offsetof(LookupFrame, h1);
 constexpr uint32_t kFrameC1 = offsetof(LookupFrame, c1);
@@ -119,36 +117,24 @@ constexpr uint32_t kFrameImpl = offsetof(LookupFrame, impl);
 constexpr uint32_t kFrameSample = offsetof(LookupFrame, sample_map);
 constexpr uint32_t kFrameSlowKeys = offsetof(LookupFrame, slow_keys);
 
-GenerateStatus failed(GenerateStatus::Code code, std::string detail) {
-    return {code, std::move(detail)};
-}
-
 }  // namespace
 
 std::unique_ptr<LookupGenerator> LookupGenerator::create(const LookupShape& shape,
                                                          ProfileTable* profiles,
                                                          Allocator* allocator,
                                                          GenerateStatus* status) noexcept {
-    using Code = GenerateStatus::Code;
     if (shape.blocks() > kMaxBlocks) {
-        *status =
-            failed(Code::kTooManyBlocks, std::to_string(shape.blocks()) + " blocks, more than " +
-                                             std::to_string(kMaxBlocks));
+        *status = {
+            GenerateStatus::Code::kTooManyBlocks,
+            std::to_string(shape.blocks()) + " blocks, more than " + std::to_string(kMaxBlocks)};
         return nullptr;
     }
-    return generate_noexcept(
-        [&] {
-            std::unique_ptr<LookupGenerator> g(new LookupGenerator(shape, profiles, allocator));
-            g->generate();
-            g->setProtectModeRE();  // W^X: writable until here, executable after
-            return g;
-        },
-        status);
+    return make<LookupGenerator>(status, shape, profiles, allocator);
 }
 
 LookupGenerator::LookupGenerator(const LookupShape& shape, ProfileTable* profiles,
                                  Allocator* allocator)
-    : CodeGenerator(reserved_bytes(shape), DontSetProtectRWE, allocator),
+    : Kernel(reserved_bytes(shape), allocator),
       shape_(shape),
       profiles_(profiles),
       blocks_(shape.blocks()),
@@ -172,8 +158,7 @@ size_t LookupGenerator::reserved_bytes(const LookupShape& shape) {
     // endbr64 and up to two stack probes), and at most 80 bytes per block
     // with CRC32 (both paths and the compare), 190 with mhash; reserved with
     // a margin.
-    const size_t bytes = 1024 + shape.blocks() * (kCrc32 ? 96 : 200);
-    return (bytes + kCodePageBytes - 1) / kCodePageBytes * kCodePageBytes;
+    return whole_pages(1024 + shape.blocks() * (kCrc32 ? 96 : 200));
 }
 
 // In: the System V arguments (rdi subtable, esi keys_map, rdx keys,
@@ -181,23 +166,7 @@ size_t LookupGenerator::reserved_bytes(const LookupShape& shape) {
 // reserved, frame.impl and frame.slow_keys set; jumps to the epilogue for an
 // empty burst.  Clobbers rax.
 void LookupGenerator::emit_prologue() {
-    // A landing pad for OVS's indirect call: where the CPU enforces
-    // indirect branch tracking (CET IBT) a call to code without it faults;
-    // elsewhere it is a nop.
-    endbr64();
-    for (const Reg64& r : {rbx, rbp, r12, r13, r14, r15}) {
-        push(r);
-    }
-    // The frame is up to ~8.4 KiB (32 blocks): reserve it a page at a time,
-    // touching each, so that it cannot step over the stack's guard page
-    // (stack clash); a frame within a page is reserved in one go.
-    uint32_t left = frame_bytes_;
-    while (left > kStackProbeBytes) {
-        sub(rsp, kStackProbeBytes);
-        or_(qword[rsp], 0);
-        left -= kStackProbeBytes;
-    }
-    sub(rsp, left);
+    emit_enter(frame_bytes_);  // up to ~8.4 KiB (32 blocks): probed page by page
     mov(kLive.subtable, rdi);
     mov(kLive.found.cvt32(), esi);
     mov(kLive.keys, rdx);
@@ -447,9 +416,7 @@ void LookupGenerator::emit_cmap_find_batch() {
     // only feed round 2, which is over).
     lea(rdi, ptr[kLive.subtable + kSubtableRules]);
     mov(esi, dword[rsp + kFrameHashes + kLive.index * 4]);
-    vzeroupper();  // OVS's code may be SSE: no AVX-SSE transition in it
-    mov(rax, reinterpret_cast<uint64_t>(&cmap_find));
-    call(rax);
+    call_cmap_find(*this);
     test(r.node, r.node);
     jnz(round3_found);
     L(round3_miss);
@@ -503,15 +470,9 @@ void LookupGenerator::emit_find_in_bucket(const Reg64& bucket, const Reg64& hash
     L(odd);
     pause();  // a writer is in the bucket
     L(retry);
-    mov(counter.cvt32(), dword[bucket]);
-    test(counter.cvt8(), 1);
-    jnz(odd);
-    vpcmpeqd(ymm2, ymm1, yword[bucket]);
-    vmovmskps(node.cvt32(), ymm2);
-    and_(node.cvt32(), kCmapHashLanes);
+    cmap_bucket_lanes(*this, bucket, counter, node, odd, T_AUTO);
     jz(none);
-    tzcnt(node.cvt32(), node.cvt32());  // lane j holds hashes[j - 1]
-    mov(node, qword[bucket + node * 8 + kCmapBucketNodes - 8]);
+    cmap_lane_node(*this, bucket, node, node);
     jmp(check);
     L(none);
     xor_(node.cvt32(), node.cvt32());
@@ -598,12 +559,7 @@ void LookupGenerator::emit_epilogue() {
     popcnt(eax, kLive.found.cvt32());
     add(dword[kLive.subtable + kSubtableHits], eax);
     mov(eax, kLive.found.cvt32());
-    vzeroupper();
-    add(rsp, frame_bytes_);
-    for (const Reg64& r : {r15, r14, r13, r12, rbp, rbx}) {
-        pop(r);
-    }
-    ret();
+    emit_leave(frame_bytes_);
 }
 
 }  // namespace ovscls::jit

@@ -75,6 +75,7 @@
 #include <string>
 
 #include "classifier/ovs_abi.h"
+#include "jit/kernel.hpp"
 #include "jit/lookup_shape.hpp"
 
 namespace ovscls::jit {
@@ -119,49 +120,6 @@ inline uint32_t profile_set(const void* subtable) {
                                  (64 - kProfileSetBits));
 }
 
-inline constexpr size_t kCodePageBytes = 4096;
-
-// What LookupGenerator::create() reports.  No exception leaves create(): it
-// runs under OVS's C code (a probe of patches/' series), where one would
-// abort the switch.
-struct GenerateStatus {
-    enum class Code {
-        kOk,
-        kTooManyBlocks,  // more than kMaxBlocks blocks
-        kNoMemory,       // no code memory (the allocator, or the heap)
-        kCodeTooLarge,   // the code outgrew reserved_bytes(): a generator bug
-        kError,          // any other xbyak error: a generator bug
-    };
-    Code code = Code::kOk;
-    std::string detail;  // for the log; empty when kOk
-    bool ok() const { return code == Code::kOk; }
-};
-
-// Runs `make` (which builds a generator, emits its code and makes it
-// read+execute) and turns any exception into *status: null then.  Never
-// throws.
-template <typename Make>
-auto generate_noexcept(Make&& make, GenerateStatus* status) noexcept -> decltype(make()) {
-    using Code = GenerateStatus::Code;
-    try {
-        auto g = make();
-        *status = {};
-        return g;
-    } catch (const Xbyak::Error& e) {
-        const int err = e;
-        const Code code = err == Xbyak::ERR_CANT_ALLOC || err == Xbyak::ERR_CANT_PROTECT
-                              ? Code::kNoMemory
-                          : err == Xbyak::ERR_CODE_IS_TOO_BIG ? Code::kCodeTooLarge
-                                                              : Code::kError;
-        *status = {code, std::string("code generation failed: ") + e.what()};
-    } catch (const std::bad_alloc&) {
-        *status = {Code::kNoMemory, "code generation failed: out of memory"};
-    } catch (...) {
-        *status = {Code::kError, "code generation failed: unexpected exception"};
-    }
-    return nullptr;
-}
-
 // The generated function's stack frame, at rsp after the prologue, per key
 // of the burst (index i): everything a later phase needs from an earlier
 // one.  The flattened blocks follow it (kMaxBurst x blocks x 8 bytes, the
@@ -183,7 +141,7 @@ static_assert(sizeof(LookupFrame) % 16 == 0, "the blocks that follow stay 16-byt
 
 // Generates one lookup.  One instance per compiled shape; it owns the code
 // memory (from `allocator`) for as long as the code may run.
-class LookupGenerator : public Xbyak::CodeGenerator {
+class LookupGenerator : public Kernel {
   public:
     // Emits the lookup for `shape` and makes its memory read+execute (W^X:
     // writable only while emitting).  Returns the generator holding the
@@ -198,6 +156,7 @@ class LookupGenerator : public Xbyak::CodeGenerator {
     static size_t reserved_bytes(const LookupShape& shape);
 
   private:
+    friend class Kernel;  // make() constructs it and calls generate()
     // Reserves the code memory (RW); may throw, as xbyak does.
     LookupGenerator(const LookupShape& shape, ProfileTable* profiles, Xbyak::Allocator* allocator);
     // Emits the function; may throw Xbyak::Error.

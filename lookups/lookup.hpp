@@ -61,9 +61,7 @@
 
 #include "classifier/hash.hpp"
 #include "classifier/layout.hpp"
-
-extern "C" unsigned long cmap_find_batch(const struct cmap* cmap, unsigned long map,
-                                         uint32_t hashes[], const struct cmap_node* nodes[]);
+#include "classifier/ovs_functions.h"  // cmap_find_batch()
 
 namespace ovscls {
 

@@ -1,4 +1,5 @@
 // `generic`: the lookup algorithm with block counts read at run time.
+#include "classifier/lookup_table.h"
 #include "lookups/lookup.hpp"
 #include "lookups/lookups.hpp"
 
@@ -12,8 +13,8 @@ uint32_t lookup_generic(dpcls_subtable* subtable, uint32_t keys_map, const netde
 ovsb_lookup_func generic_probe(const ProbeContext&) { return lookup_generic; }
 
 LookupDescriptor generic_descriptor() {
-    return {"generic", 1, [](void*, const ProbeContext& ctx) { return generic_probe(ctx); },
-            nullptr, nullptr};
+    return {"generic", OVSCLS_LIBRARY_PRIO_generic,
+            [](void*, const ProbeContext& ctx) { return generic_probe(ctx); }, nullptr, nullptr};
 }
 
 }  // namespace ovscls

@@ -2,6 +2,7 @@
 // counts, one instance per line of fingerprints.def.
 #include <array>
 
+#include "classifier/lookup_table.h"
 #include "lookups/lookup.hpp"
 #include "lookups/lookups.hpp"
 
@@ -74,8 +75,9 @@ ovsb_lookup_func specialized_probe(const ProbeContext& ctx) {
 std::span<const Fingerprint> specialized_fingerprints() { return kFingerprints; }
 
 LookupDescriptor specialized_descriptor() {
-    return {"specialized", 2, [](void*, const ProbeContext& ctx) { return specialized_probe(ctx); },
-            nullptr, nullptr};
+    return {"specialized", OVSCLS_LIBRARY_PRIO_specialized,
+            [](void*, const ProbeContext& ctx) { return specialized_probe(ctx); }, nullptr,
+            nullptr};
 }
 
 }  // namespace ovscls

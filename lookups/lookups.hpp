@@ -27,8 +27,7 @@ struct Fingerprint {
 // The list compiled from fingerprints.def.
 std::span<const Fingerprint> specialized_fingerprints();
 
-// Registry entries: `generic` at priority 1, `specialized` at 2 (OVS's own
-// generic is 1 in ovs-vswitchd; see patches/).
+// Registry entries, at their priorities of classifier/lookup_table.h.
 LookupDescriptor generic_descriptor();
 LookupDescriptor specialized_descriptor();
 

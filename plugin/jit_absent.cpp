@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "classifier/ovs_bridge.h"
+#include "plugin/ovscls_plugin.h"
 
 namespace {
 std::atomic<void (*)(const char*)> log_sink{nullptr};
@@ -33,7 +34,7 @@ extern "C" void ovscls_plugin_jit_release(dpcls_subtable*, ovsb_lookup_func) {}
 
 extern "C" void ovscls_plugin_jit_set_log(void (*sink)(const char* line)) { log_sink.store(sink); }
 
-extern "C" void ovscls_plugin_jit_set_events(void (*)(int, unsigned int)) {}
+extern "C" void ovscls_plugin_jit_set_events(ovscls_plugin_jit_event_func) {}
 
 namespace {
 constexpr char kNotBuilt[] =

@@ -8,6 +8,12 @@
 
 #include "classifier/layout.hpp"
 #include "jit/engine.hpp"
+#include "plugin/ovscls_plugin.h"
+
+// The C side counts the events by the header's enum.
+static_assert(static_cast<int>(ovscls::jit::JitEvent::kCompile) == OVSCLS_PLUGIN_JIT_COMPILE);
+static_assert(static_cast<int>(ovscls::jit::JitEvent::kDecline) == OVSCLS_PLUGIN_JIT_DECLINE);
+static_assert(static_cast<int>(ovscls::jit::JitEvent::kTierUp) == OVSCLS_PLUGIN_JIT_TIER_UP);
 
 // OVS's counts-only probe declines; the probe that sees the subtable and its
 // hits compiles once the subtable is hot.
@@ -29,14 +35,15 @@ extern "C" void ovscls_plugin_jit_set_log(void (*sink)(const char* line)) {
     ovscls::jit::process_engine().set_log(sink);
 }
 
-// Events for OVS's coverage counters: 0 compile, 1 decline, 2 tier-up.
-extern "C" void ovscls_plugin_jit_set_events(void (*event)(int kind, unsigned int n)) {
+// Events for OVS's coverage counters.
+extern "C" void ovscls_plugin_jit_set_events(ovscls_plugin_jit_event_func event) {
     if (!event) {
         ovscls::jit::process_engine().set_events(nullptr);
         return;
     }
-    ovscls::jit::process_engine().set_events(
-        [event](ovscls::jit::JitEvent what, uint32_t n) { event(static_cast<int>(what), n); });
+    ovscls::jit::process_engine().set_events([event](ovscls::jit::JitEvent what, uint32_t n) {
+        event(static_cast<ovscls_plugin_jit_event>(what), n);
+    });
 }
 
 namespace {

@@ -27,8 +27,8 @@
  *
  * Their priorities are 0 (OVS's own defaults stand; prio-set switches)
  * unless the plugin is built with OVSCLS_PLUGIN_DEFAULT, which makes them
- * the defaults: jit_avx2 4, specialized 3, runtime 2, above OVS's generic
- * at 1, and jit_fused and tail_index 4 (on).  On 4.0 a provider above 0
+ * the defaults, above OVS's generic at 1: the plugin column of
+ * classifier/lookup_table.h (jit_fused and tail_index above 0: on).  On 4.0 a provider above 0
  * comes before OVS's own lookups, and dpif-netdev/lookup-provider-set
  * switches.
  *
@@ -57,6 +57,9 @@
 #include "smap.h"
 #include "unixctl.h"
 #include "util.h"
+#include "classifier/lookup_table.h"
+/* The C++ side's entry points (ovscls_plugin.h). */
+#include "plugin/ovscls_plugin.h"
 #ifdef OVSCLS_PLUGIN_VALIDATE
 #include "plugin/lookup_validation.h"
 #endif
@@ -66,55 +69,6 @@ VLOG_DEFINE_THIS_MODULE(dpcls_plugin);
 COVERAGE_DEFINE(dpcls_jit_compile);
 COVERAGE_DEFINE(dpcls_jit_decline);
 COVERAGE_DEFINE(dpcls_jit_tier_up);
-
-/* The C++ side: ovscls_plugin.cpp, and jit_entries.cpp (JIT built) or
- * jit_absent.cpp (not built). */
-uint32_t ovscls_plugin_hash_blocks(const uint64_t *blocks, size_t n_blocks,
-                                   uint32_t basis);
-dpcls_subtable_lookup_func ovscls_plugin_specialized_probe(uint32_t u0,
-                                                           uint32_t u1);
-dpcls_subtable_lookup_func ovscls_plugin_runtime_probe(uint32_t u0,
-                                                       uint32_t u1);
-dpcls_subtable_lookup_func ovscls_plugin_jit_probe(uint32_t u0, uint32_t u1);
-dpcls_subtable_lookup_func ovscls_plugin_jit_probe_subtable(
-    struct dpcls_subtable *subtable, uint32_t hits);
-void ovscls_plugin_jit_release(struct dpcls_subtable *subtable,
-                               dpcls_subtable_lookup_func in_use);
-void ovscls_plugin_jit_ranking(bool done);
-void ovscls_plugin_jit_set_log(void (*sink)(const char *line));
-void ovscls_plugin_jit_set_events(void (*event)(int kind, unsigned int n));
-int ovscls_plugin_jit_configure(const char *const keys[],
-                                const char *const values[], size_t n,
-                                char **message);
-char *ovscls_plugin_jit_show(void);
-dpcls_subtable_lookup_func ovscls_plugin_fused_probe_counts(uint32_t u0,
-                                                            uint32_t u1);
-void *ovscls_plugin_fused_probe(struct dpcls_subtable *const subtables[],
-                                size_t n, uint32_t *n_subtables,
-                                void **handle);
-void ovscls_plugin_fused_release(void *handle);
-uint64_t ovscls_plugin_fused_ready(void);
-void ovscls_plugin_tail_configure(bool on, uint32_t head, uint32_t min_tail);
-void ovscls_plugin_tail_validate(void (*report)(const char *what));
-void ovscls_plugin_tail_validated(uint64_t *checked, uint64_t *mismatched);
-char *ovscls_plugin_tail_show(void);
-struct pvector_impl;
-void *ovscls_plugin_tail_create(void);
-void ovscls_plugin_tail_destroy(void *tail);
-void ovscls_plugin_tail_subtable(void *tail,
-                                 const struct dpcls_subtable *subtable,
-                                 bool added);
-void ovscls_plugin_tail_rule(void *tail, const struct dpcls_subtable *subtable,
-                             const struct dpcls_rule *rule, bool inserted);
-void ovscls_plugin_tail_ranking(void *tail,
-                                const struct pvector_impl *ranking);
-size_t ovscls_plugin_tail_view(const void *tail,
-                               const struct pvector_impl *ranking,
-                               size_t size, const void **view);
-uint32_t ovscls_plugin_tail_lookup(const void *tail, const void *view,
-                                   size_t start, uint32_t keys_map,
-                                   const struct netdev_flow_key *keys[],
-                                   struct dpcls_rule **rules, int *lookups);
 
 /* What the series of the OVS release this is built for has: 3.x registers
  * lookup implementations in OVS's registry, with every hook; 4.0, which
@@ -143,8 +97,12 @@ typedef struct dpcls_subtable_lookup_info_t plugin_entry;
 #endif
 
 #if defined(OVSCLS_PLUGIN_DEFAULT) || defined(OVSCLS_PLUGIN_VALIDATE)
-enum { JIT_PRIO = 4, SPECIALIZED_PRIO = 3, RUNTIME_PRIO = 2, FUSED_PRIO = 4,
-       TAIL_PRIO = 4 };
+/* The plugin's defaults: classifier/lookup_table.h. */
+enum { JIT_PRIO = OVSCLS_PLUGIN_PRIO_jit_avx2,
+       SPECIALIZED_PRIO = OVSCLS_PLUGIN_PRIO_specialized,
+       RUNTIME_PRIO = OVSCLS_PLUGIN_PRIO_runtime,
+       FUSED_PRIO = OVSCLS_PLUGIN_PRIO_jit_fused,
+       TAIL_PRIO = OVSCLS_PLUGIN_PRIO_tail_index };
 #ifdef OVSCLS_PLUGIN_VALIDATE
 /* The validation mode (4.0) checks the subtable lookups and the fused
  * lookups against OVS's generic (lookup_validation.h), and the tail index
@@ -331,21 +289,20 @@ jit_log(const char *line)
     VLOG_INFO("%s", line);
 }
 
-/* The JIT's events, as coverage counters: kind 0 compiles, 1 declines,
- * 2 tier-ups.  Compiles are counted on the JIT's compiler thread, which
- * runs no loop that would fold its counters into the totals: hence
- * coverage_try_clear() here. */
+/* The JIT's events, as coverage counters.  Compiles are counted on the
+ * JIT's compiler thread, which runs no loop that would fold its counters
+ * into the totals: hence coverage_try_clear() here. */
 static void
-jit_event(int kind, unsigned int n)
+jit_event(enum ovscls_plugin_jit_event kind, unsigned int n)
 {
     switch (kind) {
-    case 0:
+    case OVSCLS_PLUGIN_JIT_COMPILE:
         COVERAGE_ADD(dpcls_jit_compile, n);
         break;
-    case 1:
+    case OVSCLS_PLUGIN_JIT_DECLINE:
         COVERAGE_ADD(dpcls_jit_decline, n);
         break;
-    case 2:
+    case OVSCLS_PLUGIN_JIT_TIER_UP:
         COVERAGE_ADD(dpcls_jit_tier_up, n);
         break;
     }

@@ -12,6 +12,7 @@
 #include <new>
 #include <string>
 
+#include "plugin/ovscls_plugin.h"
 #include "tail/tuple_pruning.hpp"
 
 namespace {
@@ -183,22 +184,22 @@ extern "C" void ovscls_plugin_tail_rule(void* tail, const dpcls_subtable* subtab
     });
 }
 
-extern "C" void ovscls_plugin_tail_ranking(void* tail, const void* ranking) {
+extern "C" void ovscls_plugin_tail_ranking(void* tail, const pvector_impl* ranking) {
     const uint64_t s = settings.load(std::memory_order_relaxed);
     guarded(tail, ranking_cost, [&](TuplePruningIndex& index) {
         index.set_serving(head_of(s), min_tail_of(s));
-        index.ranking_published(static_cast<const ovscls::PvectorImpl*>(ranking));
+        index.ranking_published(reinterpret_cast<const ovscls::PvectorImpl*>(ranking));
     });
 }
 
-extern "C" size_t ovscls_plugin_tail_view(const void* tail, const void* ranking, size_t size,
-                                          const void** view) {
+extern "C" size_t ovscls_plugin_tail_view(const void* tail, const pvector_impl* ranking,
+                                          size_t size, const void** view) {
     if (!(settings.load(std::memory_order_relaxed) & kOn)) {
         *view = nullptr;
         return size;  // off: the loop does all
     }
     const ovscls::TailIndex::View v =
-        index_of(tail)->view(static_cast<const ovscls::PvectorImpl*>(ranking), size);
+        index_of(tail)->view(reinterpret_cast<const ovscls::PvectorImpl*>(ranking), size);
     *view = v.binding;
     return v.binding ? v.start : size;
 }

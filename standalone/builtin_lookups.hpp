@@ -5,10 +5,12 @@
 // In ovs-vswitchd the same wiring is OVS's subtable_lookups[] table, which
 // patches/ extends with the plugin's probes; nothing here is linked there.
 //
-//   generic      priority 1   lookups/lookups.hpp
-//   specialized  priority 2   lookups/lookups.hpp
-//   jit_avx2     priority 3   jit/engine.hpp, only when the JIT is built
-//                             (OVSCLS_JIT, ON on x86-64 and OFF elsewhere)
+//   generic      lookups/lookups.hpp
+//   specialized  lookups/lookups.hpp
+//   jit_avx2     jit/engine.hpp, only when the JIT is built (OVSCLS_JIT, ON
+//                on x86-64 and OFF elsewhere)
+//
+// at the library priorities of classifier/lookup_table.h.
 #pragma once
 
 #include <string>

@@ -1,6 +1,6 @@
 #include "tail/lane_trie.hpp"
 
-#include "classifier/ovs_bridge.h"
+#include "classifier/ovs_services.h"
 
 namespace ovscls::tail {
 

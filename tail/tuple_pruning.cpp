@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "classifier/ovs_bridge.h"
+#include "classifier/ovs_services.h"
 
 namespace ovscls::tail {
 namespace {

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "classifier/ovs_services.h"
+
 namespace ovscls::tail {
 namespace {
 

@@ -138,6 +138,14 @@ send_udp() {
     done
 }
 
+# plugin_prio NAME: the plugin's default priority of lookup NAME, from the
+# table both the plugin and the library are built from
+# (classifier/lookup_table.h).
+plugin_prio() {
+    sed -n "s/^ *X($1, *-\{0,1\}[0-9]*, *\(-\{0,1\}[0-9]*\)).*/\1/p" \
+        "$(dirname "${BASH_SOURCE[0]}")/../../classifier/lookup_table.h"
+}
+
 # stop_switch: ovs-vswitchd exits the graceful way (its exit hooks log),
 # waited for up to 5 s.
 stop_switch() {

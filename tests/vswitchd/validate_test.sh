@@ -35,9 +35,10 @@ start_ovsdb
 start_udp_switch
 providers=$(ovs-appctl dpif-netdev/lookup-provider-show)
 echo "$providers" | sed 's/^/# /'
-check "the plugin's providers are registered with its default priorities" \
-    test "$(grep -Ec '^  (jit_avx2: priority 4|specialized: priority 3|runtime: priority 2|jit_fused: priority 4|tail_index: priority 4),' \
-        <<<"$providers")" -eq 5
+defaults=$(for name in jit_avx2 specialized runtime jit_fused tail_index; do
+    printf '%s: priority %s|' $name "$(plugin_prio $name)"; done)
+check "the plugin's providers are registered with its default priorities (classifier/lookup_table.h)" \
+    test "$(grep -Ec "^  (${defaults%|})," <<<"$providers")" -eq 5
 
 jit_lines() { ovs-appctl dpif-netdev/subtable-show --limit 0 | grep -c ') lookup jit_avx2,'; }
 fused_lines() { ovs-appctl dpif-netdev/subtable-show | grep -c '^    the first [0-9]* fused: lookup jit_fused'; }
@@ -144,14 +145,15 @@ send_udp 10
 check "forwarding after the restart" expect_tx $p2 $p4
 check "... and the tail index serves no port (subtable-show)" test "$(tail_lines)" -eq 0
 ovs-vsctl remove Open_vSwitch . other_config lookup-provider-priorities
-check "the key removed: tail_index back at its default priority 4" \
-    grep -q '^  tail_index: priority 4,' <<<"$(ovs-appctl dpif-netdev/lookup-provider-show)"
+tail_prio=$(plugin_prio tail_index)
+check "the key removed: tail_index back at its default priority $tail_prio" \
+    grep -q "^  tail_index: priority $tail_prio," <<<"$(ovs-appctl dpif-netdev/lookup-provider-show)"
 send_until 1 tail_lines
 check "... and the index serves the port again (subtable-show)" test "$(tail_lines)" -ge 1
 ovs-vsctl set Open_vSwitch . 'other_config:lookup-provider-priorities="nosuch=1"'
 check "a key naming no provider is refused with a warning, nothing changed" \
     bash -c "grep -q 'lookup-provider-priorities=\"nosuch=1\": no lookup provider .nosuch.; no priority changed' '$work/ovs-vswitchd.log' &&
-             ovs-appctl dpif-netdev/lookup-provider-show | grep -q '^  tail_index: priority 4,'"
+             ovs-appctl dpif-netdev/lookup-provider-show | grep -q '^  tail_index: priority $tail_prio,'"
 stop_switch
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

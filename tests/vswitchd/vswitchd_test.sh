@@ -117,9 +117,11 @@ sent 10
 check "forwarding, plugin defaults: every packet where its rule sends it" expect_tx $p2 $p4
 
 info=$(ovs-appctl dpif-netdev/subtable-lookup-info-get)
-check "info-get lists jit_avx2 at priority 4" grep -q '  jit_avx2 (Use count: [0-9]*, Priority: 4)' <<<"$info"
-check "info-get lists specialized at priority 3" grep -q '  specialized (Use count: [0-9]*, Priority: 3)' <<<"$info"
-check "info-get lists runtime at priority 2" grep -q '  runtime (Use count: [0-9]*, Priority: 2)' <<<"$info"
+for name in jit_avx2 specialized runtime; do
+    prio=$(plugin_prio $name)
+    check "info-get lists $name at priority $prio (classifier/lookup_table.h)" \
+        grep -q "  $name (Use count: [0-9]*, Priority: $prio)" <<<"$info"
+done
 # The plugin registers itself (OVS refers to none of its symbols); OVS
 # logs each registration when its userspace datapath class initializes:
 # here, with --enable-dummy given before --log-file, that is before the log
