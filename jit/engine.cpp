@@ -837,6 +837,37 @@ std::string Engine::info() const {
     return out;
 }
 
+// (engine.hpp)  Reads the configuration; the CPU check as the probe's.
+std::string Engine::state() const {
+    const JitConfig c = config();
+    if (!c.enabled) {
+        return "off (other_config:dpcls-jit=false or a bad dpcls-jit* setting)";
+    }
+    if (const char* feature = missing_cpu_feature(state_->hidden)) {
+        return std::string("declines every subtable (the CPU lacks ") + feature + ")";
+    }
+    if (std::string why; !cmap_layout_matches(&why)) {
+        return "declines every subtable (" + why + ")";
+    }
+    return OVSCLS_HASH_CRC32 ? "on (its code uses AVX2, BMI1, BMI2, POPCNT and SSE4.2's CRC32)"
+                             : "on (its code uses AVX2, BMI1, BMI2 and POPCNT)";
+}
+
+// (engine.hpp)  jit_fused fuses jit_avx2's code: off or declining with it.
+std::string Engine::fused_state() const {
+    const JitConfig c = config();
+    if (!c.enabled) {
+        return "off (jit_avx2 is off)";
+    }
+    if (!c.fused_subtables) {
+        return "off (other_config:dpcls-jit-fused-subtables=0)";
+    }
+    if (std::string jit = state(); jit.rfind("on ", 0) != 0) {
+        return "declines every port (jit_avx2 " + jit + ")";
+    }
+    return "on (up to " + std::to_string(c.fused_subtables) + " subtables of a port)";
+}
+
 LookupDescriptor Engine::descriptor() {
     return {
         "jit_avx2",

@@ -166,6 +166,11 @@ class Engine {
     // Human-readable state, statistics and configuration, for operators
     // (ovs-appctl dpif-netdev/jit-show).
     std::string info() const;
+    // One line each for dpcls-plugin/show: "on (...)" with the instructions
+    // the generated code uses, or why it serves nothing ("off (...)",
+    // "declines every subtable (...)").
+    std::string state() const;
+    std::string fused_state() const;
 
     CodeMemory& code_memory() { return cache_.memory(); }
 

@@ -153,6 +153,9 @@ done <"$top/patches/series-3.1"
 step "added the series' $n patches to debian/patches/series (after Debian's)"
 mkdir -p "$tree/debian/ovscls-plugin"
 (cd "$top" && cp -r CMakeLists.txt cmake classifier lookups tail jit plugin "$tree/debian/ovscls-plugin/")
+# The plugin's version for dpcls-plugin/show (the copy has no .git).
+git -C "$top" describe --always --dirty 2>/dev/null >"$tree/debian/ovscls-plugin/VERSION" ||
+    echo "$version" >"$tree/debian/ovscls-plugin/VERSION"
 # ovs-dpcls-plugin(7), made from the reference page (packages/md2man.py),
 # installed by openvswitch-switch, whose ovs-vswitchd has the plugin.
 python3 "$here/md2man.py" --version "$version" \

@@ -57,6 +57,12 @@ extern "C" int ovscls_plugin_jit_configure(const char* const[], const char* cons
 }
 
 extern "C" char* ovscls_plugin_jit_show(void) { return malloced_not_built(); }
+extern "C" char* ovscls_plugin_jit_state(void) {
+    return strdup("declines every subtable (not built: the JIT generates x86-64 code only)");
+}
+extern "C" char* ovscls_plugin_fused_state(void) {
+    return strdup("declines every port (not built: the JIT generates x86-64 code only)");
+}
 extern "C" void ovscls_plugin_jit_ranking(bool) {}
 
 // jit_fused: nothing to fuse without the JIT.

@@ -78,6 +78,14 @@ extern "C" char* ovscls_plugin_jit_show(void) {
     return malloced(ovscls::jit::process_engine().info());
 }
 
+extern "C" char* ovscls_plugin_jit_state(void) {
+    return malloced(ovscls::jit::process_engine().state());
+}
+
+extern "C" char* ovscls_plugin_fused_state(void) {
+    return malloced(ovscls::jit::process_engine().fused_state());
+}
+
 // OVS's ranking hook: around one dpcls_sort_subtable_vector() call on the
 // calling PMD thread (done: false before, true after).
 extern "C" void ovscls_plugin_jit_ranking(bool done) {

@@ -79,6 +79,7 @@ COVERAGE_DEFINE(dpcls_jit_tier_up);
 #if OVSCLS_OVS_VERSION >= 40000
 typedef struct dpcls_lookup_provider plugin_entry;
 #define plugin_register dpcls_lookup_provider_register
+#define plugin_set_prio dpcls_lookup_provider_set_prio
 #ifdef DPCLS_LOOKUP_PROVIDER_SIZE_V2
 #define PLUGIN_HAS_FUSED 1
 #else
@@ -92,6 +93,7 @@ typedef struct dpcls_lookup_provider plugin_entry;
 #else
 typedef struct dpcls_subtable_lookup_info_t plugin_entry;
 #define plugin_register dpcls_subtable_lookup_register
+#define plugin_set_prio dpcls_subtable_set_prio
 #define PLUGIN_HAS_FUSED 1
 #define PLUGIN_HAS_TAIL 1
 #endif
@@ -222,10 +224,12 @@ tail_validation_report(void *aux OVS_UNUSED)
  * ranking.  A bad value, or a "dpcls-tail-" key that is no setting, turns
  * the index off until it is fixed (fail closed: OVS's loop does all, as
  * without the index): a warning; a change: an info line. */
+static bool tail_on = true;  /* What tail_set_config() applied last. */
+
 static void
 tail_set_config(const struct smap *other_config)
 {
-    static bool last_on = true;
+    bool last_on = tail_on;
     static unsigned long long last_head = TAIL_DEFAULT_HEAD;
     static unsigned long long last_min_tail = TAIL_DEFAULT_MIN_TAIL;
     unsigned long long head, min_tail;
@@ -245,7 +249,7 @@ tail_set_config(const struct smap *other_config)
         VLOG_WARN("%s; tail_index is OFF until it is fixed", error);
         free(error);
         ovscls_plugin_tail_configure(false, last_head, last_min_tail);
-        last_on = false;
+        tail_on = false;
         return;
     }
     if (on != last_on || head != last_head || min_tail != last_min_tail) {
@@ -253,7 +257,7 @@ tail_set_config(const struct smap *other_config)
                   "subtables after it", on ? "on" : "off", head, min_tail);
     }
     ovscls_plugin_tail_configure(on, head, min_tail);
-    last_on = on;
+    tail_on = on;
     last_head = head;
     last_min_tail = min_tail;
 }
@@ -372,44 +376,216 @@ tail_show(struct unixctl_conn *conn, int argc OVS_UNUSED,
 }
 #endif
 
-OVS_CONSTRUCTOR(ovscls_plugin_register)
-{
-    static const plugin_entry lookups[] = {
-        { .prio = SPECIALIZED_PRIO,
-          .probe = ovscls_plugin_specialized_probe,
-          .name = "specialized" },
-        { .prio = RUNTIME_PRIO,
-          .probe = ovscls_plugin_runtime_probe,
-          .name = "runtime" },
-        { .prio = JIT_PRIO,
-          .probe = ovscls_plugin_jit_probe,
-          .probe_subtable = ovscls_plugin_jit_probe_subtable,
-          .release = ovscls_plugin_jit_release,
-          .ranking = ovscls_plugin_jit_ranking,
-          .set_config = jit_set_config,
-          .name = "jit_avx2" },
+/* The plugin's lookups, as registered (the constructor below) and as
+ * other_config:dpcls-plugin sets them back (plugin_set_config()). */
+static void plugin_set_config(const struct smap *other_config);
+
+static const plugin_entry lookups[] = {
+    { .prio = SPECIALIZED_PRIO,
+      .probe = ovscls_plugin_specialized_probe,
+      .set_config = plugin_set_config,
+      .name = "specialized" },
+    { .prio = RUNTIME_PRIO,
+      .probe = ovscls_plugin_runtime_probe,
+      .name = "runtime" },
+    { .prio = JIT_PRIO,
+      .probe = ovscls_plugin_jit_probe,
+      .probe_subtable = ovscls_plugin_jit_probe_subtable,
+      .release = ovscls_plugin_jit_release,
+      .ranking = ovscls_plugin_jit_ranking,
+      .set_config = jit_set_config,
+      .name = "jit_avx2" },
 #if PLUGIN_HAS_FUSED
-        { .prio = FUSED_PRIO,
-          .probe = ovscls_plugin_fused_probe_counts,
-          .probe_fused = fused_probe,
-          .release_fused = fused_release,
-          .fused_ready = ovscls_plugin_fused_ready,
-          .name = "jit_fused" },
+    { .prio = FUSED_PRIO,
+      .probe = ovscls_plugin_fused_probe_counts,
+      .probe_fused = fused_probe,
+      .release_fused = fused_release,
+      .fused_ready = ovscls_plugin_fused_ready,
+      .name = "jit_fused" },
 #endif
 #if PLUGIN_HAS_TAIL
-        { .prio = TAIL_PRIO,
-          .probe = tail_probe,
-          .set_config = tail_set_config,
-          .tail_create = ovscls_plugin_tail_create,
-          .tail_destroy = ovscls_plugin_tail_destroy,
-          .tail_subtable = ovscls_plugin_tail_subtable,
-          .tail_rule = ovscls_plugin_tail_rule,
-          .tail_ranking = ovscls_plugin_tail_ranking,
-          .tail_view = ovscls_plugin_tail_view,
-          .tail_lookup = ovscls_plugin_tail_lookup,
-          .name = "tail_index" },
+    { .prio = TAIL_PRIO,
+      .probe = tail_probe,
+      .set_config = tail_set_config,
+      .tail_create = ovscls_plugin_tail_create,
+      .tail_destroy = ovscls_plugin_tail_destroy,
+      .tail_subtable = ovscls_plugin_tail_subtable,
+      .tail_rule = ovscls_plugin_tail_rule,
+      .tail_ranking = ovscls_plugin_tail_ranking,
+      .tail_view = ovscls_plugin_tail_view,
+      .tail_lookup = ovscls_plugin_tail_lookup,
+      .name = "tail_index" },
 #endif
-    };
+};
+
+/* other_config:dpcls-plugin, the persistent way back to OVS's own lookups:
+ * "false" sets every lookup of the table below to priority 0 on every thread
+ * (as in a build without the plugin's defaults: OVS's own serve), "true" or
+ * no key sets them back to the defaults they registered with.  Any other
+ * value keeps the plugin off, with a warning (fail closed, like the
+ * dpcls-jit* keys).  Applied when the value changes, so that a priority set
+ * live with prio-set stands until then, and, on 4.0, when
+ * lookup-provider-priorities changes (it sets every provider; this key,
+ * applied after it, wins).  The series re-probes every subtable when this
+ * changes a priority (3.x patch 15, 4.0 patch 7). */
+static char *applied_value;  /* other_config:dpcls-plugin, NULL: none. */
+
+static void
+plugin_set_config(const struct smap *other_config)
+{
+    static char *applied_list;
+    const char *value = smap_get(other_config, "dpcls-plugin");
+    const char *list = smap_get(other_config, "lookup-provider-priorities");
+    bool on = !value || !strcmp(value, "true");
+
+    if (nullable_string_is_equal(value, applied_value)
+        && nullable_string_is_equal(list, applied_list)) {
+        return;
+    }
+    free(applied_value);
+    free(applied_list);
+    applied_value = nullable_xstrdup(value);
+    applied_list = nullable_xstrdup(list);
+
+    if (!on && strcmp(value, "false")) {
+        VLOG_WARN("other_config:dpcls-plugin=\"%s\" is not true or false; "
+                  "the plugin's lookups are OFF (priority 0) until it is "
+                  "fixed", value);
+    }
+    for (size_t i = 0; i < ARRAY_SIZE(lookups); i++) {
+        plugin_set_prio(lookups[i].name, on ? lookups[i].prio : 0);
+    }
+    VLOG_INFO("other_config:dpcls-plugin=%s: the plugin's lookups are %s",
+              value ? value : "(none)",
+              on ? "at their default priorities" : "at priority 0 (off)");
+}
+
+/* The priority OVS's table gives lookup 'name' now, or -1 if it has none
+ * of that name (not registered). */
+static int
+plugin_prio_now(const char *name)
+{
+#if OVSCLS_OVS_VERSION >= 40000
+    const struct dpcls_lookup_provider *provider;
+    uint8_t prio;
+
+    for (size_t i = 0; (provider = dpcls_lookup_provider_get(i, &prio));
+         i++) {
+        if (!strcmp(provider->name, name)) {
+            return prio;
+        }
+    }
+#else
+    struct dpcls_subtable_lookup_info_t *impls;
+    int n = dpcls_subtable_lookup_info_get(&impls);
+
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(impls[i].name, name)) {
+            return impls[i].prio;
+        }
+    }
+#endif
+    return -1;
+}
+
+/* Appends to 's' the state of lookup 'name', whose priority is above 0:
+ * "on", or why it serves nothing. */
+static void
+plugin_put_state(struct ds *s, const char *name)
+{
+    char *text = NULL;
+
+    if (!strcmp(name, "jit_avx2")) {
+        text = ovscls_plugin_jit_state();
+    } else if (!strcmp(name, "jit_fused")) {
+        text = ovscls_plugin_fused_state();
+#if PLUGIN_HAS_TAIL
+    } else if (!strcmp(name, "tail_index")) {
+        ds_put_cstr(s, tail_on ? "on" : "off (other_config:dpcls-tail)");
+        return;
+#endif
+    } else {
+        ds_put_cstr(s, "on");
+        return;
+    }
+    ds_put_cstr(s, text ? text : "(no memory)");
+    free(text);
+}
+
+/* ovs-appctl dpcls-plugin/show: what the plugin is and what of it runs,
+ * one "name: value" per line. */
+static void
+plugin_show(struct unixctl_conn *conn, int argc OVS_UNUSED,
+            const char *argv[] OVS_UNUSED, void *aux OVS_UNUSED)
+{
+    struct ds s = DS_EMPTY_INITIALIZER;
+
+    ds_put_format(&s, "version: %s\n", OVSCLS_PLUGIN_VERSION);
+    ds_put_format(&s, "built for: Open vSwitch %s, %s%s%s\n", VERSION,
+                  OVSCLS_OVS_VERSION >= 40000
+                  ? "lookup providers (4.0 series)"
+                  : "lookup registry (3.x series)",
+                  PLUGIN_HAS_FUSED ? ", fused lookups" : "",
+                  PLUGIN_HAS_TAIL ? ", tail index" : "");
+    ds_put_format(&s, "defaults: %s\n",
+#if defined(OVSCLS_PLUGIN_VALIDATE)
+                  "the plugin's lookups on, each checked against OVS's "
+                  "(validation build)"
+#elif defined(OVSCLS_PLUGIN_DEFAULT)
+                  "the plugin's lookups on, above OVS's generic"
+#elif defined(DPCLS_AUTOVALIDATOR_DEFAULT)
+                  "priority 0, OVS's autovalidator above all "
+                  "(autovalidator build)"
+#else
+                  "priority 0: OVS's own lookups until prio-set"
+#endif
+                  );
+    ds_put_format(&s, "hash: %s\n", OVSCLS_HASH_CRC32
+                  ? "CRC32C (SSE4.2), as this Open vSwitch's"
+                  : "murmur, as this Open vSwitch's");
+#if defined(__x86_64__)
+    ds_put_format(&s, "cpu: x86-64 with%s%s%s%s%s%s\n",
+                  __builtin_cpu_supports("avx512f") ? " avx512f" : "",
+                  __builtin_cpu_supports("avx2") ? " avx2" : "",
+                  __builtin_cpu_supports("bmi") ? " bmi1" : "",
+                  __builtin_cpu_supports("bmi2") ? " bmi2" : "",
+                  __builtin_cpu_supports("popcnt") ? " popcnt" : "",
+                  __builtin_cpu_supports("sse4.2") ? " sse4.2" : "");
+#else
+    ds_put_cstr(&s, "cpu: not x86-64 (no generated code)\n");
+#endif
+    ds_put_format(&s, "other_config:dpcls-plugin: %s\n",
+                  applied_value ? applied_value : "(not set: true)");
+    for (size_t i = 0; i < ARRAY_SIZE(lookups); i++) {
+        const char *name = lookups[i].name;
+        int prio = plugin_prio_now(name);
+
+        ds_put_format(&s, "%s: ", name);
+        if (prio < 0) {
+            ds_put_cstr(&s, "not registered (see the log)");
+        } else if (!prio) {
+            ds_put_format(&s, "priority 0, off (%s)",
+                          applied_value && strcmp(applied_value, "true")
+                          ? "other_config:dpcls-plugin"
+                          : !lookups[i].prio ? "the build's default"
+#if OVSCLS_OVS_VERSION >= 40000
+                          : "lookup-provider-set or lookup-provider-priorities"
+#else
+                          : "subtable-lookup-prio-set"
+#endif
+                          );
+        } else {
+            ds_put_format(&s, "priority %d, ", prio);
+            plugin_put_state(&s, name);
+        }
+        ds_put_char(&s, '\n');
+    }
+    unixctl_command_reply(conn, ds_cstr(&s));
+    ds_destroy(&s);
+}
+
+OVS_CONSTRUCTOR(ovscls_plugin_register)
+{
 
 #if PLUGIN_HAS_TAIL
 #ifdef TAIL_VALIDATE
@@ -452,6 +628,8 @@ OVS_CONSTRUCTOR(ovscls_plugin_register)
 #endif
     }
     unixctl_command_register("dpif-netdev/jit-show", "", 0, 0, jit_show,
+                             NULL);
+    unixctl_command_register("dpcls-plugin/show", "", 0, 0, plugin_show,
                              NULL);
 #if PLUGIN_HAS_TAIL
     unixctl_command_register("dpcls-plugin/tail-show", "", 0, 0, tail_show,

@@ -69,6 +69,10 @@ int ovscls_plugin_jit_configure(const char* const keys[], const char* const valu
                                 char** message);
 /* dpif-netdev/jit-show's text. */
 char* ovscls_plugin_jit_show(void);
+/* dpcls-plugin/show's state lines of jit_avx2 and jit_fused: "on (...)",
+ * or why they serve nothing. */
+char* ovscls_plugin_jit_state(void);
+char* ovscls_plugin_fused_state(void);
 /* jit_fused: no subtable lookup (always NULL); its fused hooks give a
  * lookup over the first *n_subtables of `subtables` (returned as void *,
  * OVS's fused lookup type), or NULL; *handle goes back to release. */
