@@ -24,7 +24,9 @@
 #   3. runs vswitchd_test.sh (two PMD threads, tiering, the JIT's other_config
 #      and jit-show, prio-set under traffic) and, unless --no-flood,
 #      flood_test.sh (a 2500-mask megaflow flood with legitimate traffic
-#      flowing) against the plugin-default build, and autovalidator_test.sh
+#      flowing) and off_switch_test.sh (dpcls-plugin/show, and
+#      other_config:dpcls-plugin=false across a restart) against the
+#      plugin-default build, and autovalidator_test.sh
 #      (jit_avx2's code and jit_fused's lookups checked by the
 #      autovalidator) against the autovalidator build.
 # On OVS 4.0 (--ovs 4.0), which has no autovalidator: the validate build
@@ -33,7 +35,8 @@
 # keys checked per lookup logged at exit: summed over the testsuite, more
 # than 0 for specialized, runtime and tail_index, 0 mismatches for all),
 # validate_test.sh (jit_avx2, jit_fused and tail_index validated, each
-# switched off and on live with lookup-provider-set) and, unless
+# switched off and on live with lookup-provider-set), off_switch_test.sh
+# and, unless
 # --no-flood, flood_test.sh against the same build.
 # Prints "N passed, N failed" over the suites' results.
 set -uo pipefail
@@ -62,7 +65,7 @@ passed=0
 failed=0
 declare -A prefixes
 configs=(plugin-default autovalidator)
-tests=(plugin-default:vswitchd_test autovalidator:autovalidator_test)
+tests=(plugin-default:vswitchd_test plugin-default:off_switch_test autovalidator:autovalidator_test)
 [ "$flood" = yes ] && tests+=(plugin-default:flood_test)
 if [ "${release%%.*}" = 4 ]; then
     # OVS 4.0 removed the autovalidator: the plugin's validation mode
@@ -73,7 +76,7 @@ if [ "${release%%.*}" = 4 ]; then
     # vswitchd_test drives 3.x's subtable-lookup-prio-set and -info-get,
     # which 4.0 removed; validate_test covers 4.0's lookup-provider-set.
     configs=(validate)
-    tests=(validate:validate_test)
+    tests=(validate:validate_test validate:off_switch_test)
     [ "$flood" = yes ] && tests+=(validate:flood_test)
     echo "vswitchd: OVS $release: NOT run: vswitchd_test and autovalidator_test" \
         "(3.x's prio-set commands and autovalidator; validate_test covers 4.0's providers)"
