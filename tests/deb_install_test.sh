@@ -464,6 +464,15 @@ run_switch() {  # run_switch BINARY LABEL: each ovs-vswitchd of the packages
     check "$label: prio-set generic 1 (back)" ovs-appctl dpif-netdev/subtable-lookup-prio-set generic 1
     check "$label: the subtable is back on $before_lookup" wait_lookup "$before_lookup"
     forwards "$label" "$before_lookup"
+    # The persistent switch, and the status command, as the README gives them.
+    check "$label: dpcls-plugin/show names the plugin's version" \
+        grep -Eq '^version: [^ ]' <<<"$(ovs-appctl dpcls-plugin/show)"
+    check "$label: ovs-vsctl set Open_vSwitch . other_config:dpcls-plugin=false" \
+        ovs-vsctl set Open_vSwitch . other_config:dpcls-plugin=false
+    check "$label: the subtable is on generic" wait_lookup generic
+    forwards "$label" "generic (dpcls-plugin=false)"
+    check "$label: the key removed" ovs-vsctl remove Open_vSwitch . other_config dpcls-plugin
+    check "$label: the subtable is back on $before_lookup" wait_lookup "$before_lookup"
     stop_switch "$label"
 }
 if [ -x "$ctl" ]; then
