@@ -423,11 +423,12 @@ static const plugin_entry lookups[] = {
  * (as in a build without the plugin's defaults: OVS's own serve), "true" or
  * no key sets them back to the defaults they registered with.  Any other
  * value keeps the plugin off, with a warning (fail closed, like the
- * dpcls-jit* keys).  Applied when the value changes, so that a priority set
- * live with prio-set stands until then, and, on 4.0, when
- * lookup-provider-priorities changes (it sets every provider; this key,
- * applied after it, wins).  The series re-probes every subtable when this
- * changes a priority (3.x patch 15, 4.0 patch 7). */
+ * dpcls-jit* keys).  Applied when its value changes, so that a priority set
+ * live with prio-set stands until then.  On 4.0, while the key keeps the
+ * plugin off, it is applied again when lookup-provider-priorities changes
+ * (which sets every provider, and is applied before this: the key wins);
+ * while the plugin is on, that list stands.  The series re-probes every
+ * subtable when this changes a priority (3.x patch 15, 4.0 patch 7). */
 static char *applied_value;  /* other_config:dpcls-plugin, NULL: none. */
 
 static void
@@ -437,15 +438,16 @@ plugin_set_config(const struct smap *other_config)
     const char *value = smap_get(other_config, "dpcls-plugin");
     const char *list = smap_get(other_config, "lookup-provider-priorities");
     bool on = !value || !strcmp(value, "true");
+    bool value_changed = !nullable_string_is_equal(value, applied_value);
+    bool list_changed = !nullable_string_is_equal(list, applied_list);
 
-    if (nullable_string_is_equal(value, applied_value)
-        && nullable_string_is_equal(list, applied_list)) {
+    free(applied_list);
+    applied_list = nullable_xstrdup(list);
+    if (!value_changed && !(list_changed && !on)) {
         return;
     }
     free(applied_value);
-    free(applied_list);
     applied_value = nullable_xstrdup(value);
-    applied_list = nullable_xstrdup(list);
 
     if (!on && strcmp(value, "false")) {
         VLOG_WARN("other_config:dpcls-plugin=\"%s\" is not true or false; "
@@ -455,9 +457,12 @@ plugin_set_config(const struct smap *other_config)
     for (size_t i = 0; i < ARRAY_SIZE(lookups); i++) {
         plugin_set_prio(lookups[i].name, on ? lookups[i].prio : 0);
     }
-    VLOG_INFO("other_config:dpcls-plugin=%s: the plugin's lookups are %s",
-              value ? value : "(none)",
-              on ? "at their default priorities" : "at priority 0 (off)");
+    if (value_changed) {
+        VLOG_INFO("other_config:dpcls-plugin=%s: the plugin's lookups are %s",
+                  value ? value : "(none)",
+                  on ? "at their default priorities"
+                     : "at priority 0 (off)");
+    }
 }
 
 /* The priority OVS's table gives lookup 'name' now, or -1 if it has none
