@@ -113,6 +113,22 @@ priority=0,actions=drop
 FLOWS
 }
 
+# restart_udp_switch: after stop_switch, start_udp_switch's switch again,
+# from the database: waits (up to 5 s) until a PMD thread polls p1, adds
+# the OpenFlow rules again (ovs-vswitchd kept them in memory only) and
+# counts p2's and p4's packets from 0, as the new switch does.
+restart_udp_switch() {
+    local i
+    start_vswitchd
+    for ((i = 0; i < 50; i++)); do
+        grep -q 'port: p1' <<<"$(ovs-appctl dpif-netdev/pmd-rxq-show)" && break
+        sleep 0.1
+    done
+    add_udp_flows
+    p2=0
+    p4=0
+}
+
 # start_vswitchd: ovs-vswitchd on the dummy datapath (three NUMA-0 cores),
 # its log in $work; again after stop_switch, it finds its bridges in the
 # database.

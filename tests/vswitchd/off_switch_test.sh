@@ -86,14 +86,7 @@ check "... and the new subtables' lookups too are OVS's" all_generic
 
 # A restart keeps it (the database does).
 stop_switch
-start_vswitchd
-for ((i = 0; i < 50; i++)); do
-    grep -q 'port: p1' <<<"$(ovs-appctl dpif-netdev/pmd-rxq-show)" && break
-    sleep 0.1
-done
-add_udp_flows
-p2=0
-p4=0
+restart_udp_switch
 check "after a restart, every lookup of the plugin is still at priority 0" \
     test "$(off_count)" -eq ${#names[@]}
 send_udp 5

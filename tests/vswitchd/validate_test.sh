@@ -129,16 +129,7 @@ check "tail_index's keys checked against OVS's loop: $(checked tail_index '(tail
 # other_config:lookup-provider-priorities keeps a choice across a restart
 # (after the counts above: the restarted switch logs its own at exit).
 ovs-vsctl --no-wait set Open_vSwitch . 'other_config:lookup-provider-priorities="tail_index=0"'
-start_vswitchd
-# The restarted switch counts its ports' packets from 0, once it polls
-# them, and has lost the OpenFlow rules.
-for ((i = 0; i < 50; i++)); do
-    grep -q 'port: p1' <<<"$(ovs-appctl dpif-netdev/pmd-rxq-show)" && break
-    sleep 0.1
-done
-add_udp_flows
-p2=0
-p4=0
+restart_udp_switch
 check "after a restart with tail_index=0 in other_config, it is at 0" \
     grep -q '^  tail_index: priority 0,' <<<"$(ovs-appctl dpif-netdev/lookup-provider-show)"
 send_udp 10
