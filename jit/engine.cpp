@@ -138,6 +138,17 @@ const char* missing_cpu_feature(std::optional<CpuFeature> hidden) {
     return nullptr;
 }
 
+// Why generated code cannot run on this host ("the CPU lacks AVX2", or how
+// OVS's cmap layout differs), or "" when it can: jit-show's and
+// dpcls-plugin/show's state lines.  Pure but for the CPU and layout reads.
+std::string why_unavailable(std::optional<CpuFeature> hidden) {
+    if (const char* feature = missing_cpu_feature(hidden)) {
+        return std::string("the CPU lacks ") + feature;
+    }
+    std::string why;
+    return cmap_layout_matches(&why) ? std::string() : why;
+}
+
 bool valid_sample(const MiniflowMap& m) {
     return !(m.bits[1] >> kUnit1Bits) &&
            std::popcount(m.bits[0]) + std::popcount(m.bits[1]) <= static_cast<int>(kMaxKeyValues);
@@ -787,9 +798,7 @@ std::string Engine::info() const {
     std::string out = "jit_avx2: ";
     if (!c.enabled) {
         out += "disabled (dpcls-jit=false or a bad setting)";
-    } else if (const char* feature = missing_cpu_feature(state_->hidden)) {
-        out += std::string("unavailable (the CPU lacks ") + feature + ")";
-    } else if (std::string why; !cmap_layout_matches(&why)) {
+    } else if (std::string why = why_unavailable(state_->hidden); !why.empty()) {
         out += "unavailable (" + why + ")";
     } else {
         out += "enabled";
@@ -843,10 +852,7 @@ std::string Engine::state() const {
     if (!c.enabled) {
         return "off (other_config:dpcls-jit=false or a bad dpcls-jit* setting)";
     }
-    if (const char* feature = missing_cpu_feature(state_->hidden)) {
-        return std::string("declines every subtable (the CPU lacks ") + feature + ")";
-    }
-    if (std::string why; !cmap_layout_matches(&why)) {
+    if (std::string why = why_unavailable(state_->hidden); !why.empty()) {
         return "declines every subtable (" + why + ")";
     }
     return OVSCLS_HASH_CRC32 ? "on (its code uses AVX2, BMI1, BMI2, POPCNT and SSE4.2's CRC32)"
@@ -862,8 +868,8 @@ std::string Engine::fused_state() const {
     if (!c.fused_subtables) {
         return "off (other_config:dpcls-jit-fused-subtables=0)";
     }
-    if (std::string jit = state(); jit.rfind("on ", 0) != 0) {
-        return "declines every port (jit_avx2 " + jit + ")";
+    if (std::string why = why_unavailable(state_->hidden); !why.empty()) {
+        return "declines every port (jit_avx2 declines every subtable (" + why + "))";
     }
     return "on (up to " + std::to_string(c.fused_subtables) + " subtables of a port)";
 }
