@@ -149,7 +149,7 @@ start_prebuild() {
 run_ctest() {
     local report=$PWD/build/$1/ctest-junit.xml counts
     rm -f "$report"
-    ctest --preset "$1" --output-junit "$report" || true
+    ctest --preset "$1" --parallel "$(nproc)" --output-junit "$report" || true
     # Each <testcase> has status="run" (passed), "fail", "notrun" or
     # "disabled"; no report, or one without a test, is a failure.
     counts=$(python3 - "$report" <<'PY' || echo "0 1"
@@ -171,11 +171,14 @@ print_cpu_case() {  # print_cpu_case BUILD_DIR
         sed 's/^ */    /'
 }
 
-unit_flavour() {  # unit_flavour TITLE [--ovs RELEASE] FLAVOUR
+# unit_flavour TITLE [--ovs RELEASE] FLAVOUR: builds what ctest runs there
+# (the ctest_binaries target: no benchmark, no soak; the bench phase builds
+# the rest of sse42) and runs it.
+unit_flavour() {
     local title=$1 dir  # dir: the preset, build/FLAVOUR[-ovsRELEASE]
     shift
     phase "$title"
-    scripts/build.sh "$@"
+    scripts/build.sh "$@" --target ctest_binaries
     dir=${*: -1}
     [ "$1" != --ovs ] || dir=${*: -1}-ovs$2
     run_ctest "$dir"
