@@ -38,7 +38,8 @@
 # switched off and on live with lookup-provider-set), off_switch_test.sh
 # and, unless
 # --no-flood, flood_test.sh against the same build.
-# Prints "N passed, N failed" over the suites' results.
+# Prints the seconds each build and suite took, and "N passed, N failed"
+# over the suites' results.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 release=3.1 flood=yes
@@ -82,12 +83,14 @@ if [ "${release%%.*}" = 4 ]; then
         "(3.x's prio-set commands and autovalidator; validate_test covers 4.0's providers)"
 fi
 for config in "${configs[@]}"; do
+    build_start=$SECONDS
     if ! prefix=$(patches/cached-build.sh "${build_args[@]}" "--$config" | tail -1); then
         echo "vswitchd: building the OVS $release $config configuration failed"
         failed=$((failed + 1))
         continue
     fi
     prefixes[$config]=$prefix
+    echo "vswitchd: OVS $release $config build: $((SECONDS - build_start)) s (0 if it was cached)"
     suites=$(subset "$prefix")
     if [ -z "$suites" ]; then
         echo "vswitchd: OVS $release's testsuite has none of the subset's tests"
@@ -106,10 +109,12 @@ for config in "${configs[@]}"; do
     debug=""
     [ "$config" = autovalidator ] || [ "$config" = validate ] && debug=-d
     # shellcheck disable=SC2086 # the test ranges are separate words
+    suite_start=$SECONDS
     make -C "$prefix/src" -j"$(nproc)" check TESTSUITEFLAGS="$debug -j$(nproc) $suites" \
         RECHECK=yes >"$log" 2>&1
     grep -E 'successful|tests were run|failed unexpectedly|tests were skipped|^ *[0-9]+: .*\.at:[0-9]+' "$log" |
         sed 's/^/    /'
+    echo "    ($((SECONDS - suite_start)) s)"
     last=$(grep -E 'successful|failed unexpectedly' "$log" | tail -1)
     if grep -q 'successful' <<<"$last"; then
         passed=$((passed + 1))
@@ -168,11 +173,13 @@ for config_test in "${tests[@]}"; do
     test=${config_test#*:}
     prefix=${prefixes[${config_test%%:*}]:-}
     echo "=== project tests of the patched ovs-vswitchd (OVS $release, ${config_test%%:*}): $test"
+    suite_start=$SECONDS
     if [ -n "$prefix" ] && tests/vswitchd/$test.sh "$prefix"; then
         passed=$((passed + 1))
     else
         failed=$((failed + 1))
     fi
+    echo "    ($test: $((SECONDS - suite_start)) s)"
 done
 echo "vswitchd suites (OVS $release): $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
