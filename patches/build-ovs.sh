@@ -39,7 +39,13 @@
 #                      defaults, as with --plugin-default
 #   --plugin-default   the plugin's lookups are the defaults at start-up
 #                      (above OVS's generic at 1; plugin/README.md);
-#                      without it OVS's own defaults stand
+#                      without it OVS's own defaults stand.  On 3.x, such
+#                      a build started with OVSCLS_PLUGIN_TEST_MODE=
+#                      autovalidator in its environment behaves as an
+#                      --autovalidator build (the plugin's lookups at 0,
+#                      OVS's autovalidator above all), so that one build
+#                      serves both of tests/vswitchd/run.sh's runs; the
+#                      Debian packages have no such mode
 #   --series-only      the series applied, no plugin linked: what the
 #                      series costs a switch that does not use it
 #   --stock            Open vSwitch as released: no series, no plugin (the
@@ -350,6 +356,7 @@ make -j"$jobs" >>"$log" 2>&1 || fail "make"
 if [ "$plugin" = yes ]; then
     link_args=(--ovs-build "$prefix/src" --flavour "$flavour")
     [ "$plugin_default" = yes ] && link_args+=(--plugin-default)
+    [ "$plugin_default" = yes ] && [ "${version%%.*}" = 3 ] && link_args+=(--test-modes)
     [ "$validate" = yes ] && link_args+=(--validate)
     [ -n "$cross" ] && link_args+=(--toolchain "$top/cmake/toolchain-$host.cmake")
     "$top/plugin/link-into-ovs.sh" "${link_args[@]}" 2>&1 | tee -a "$log" | sed 's/^/  /' >&2 ||

@@ -5,7 +5,8 @@
 # debian/rules), so both link the plugin the same way.
 #
 #   plugin/link-into-ovs.sh --ovs-build DIR [--ovs-source DIR] --flavour F
-#                           [--plugin-default] [--validate] [--toolchain FILE]
+#                           [--plugin-default [--test-modes]] [--validate]
+#                           [--toolchain FILE]
 #
 #   --ovs-build DIR    where OVS was configured and built (its Makefile,
 #                      config.h and generated headers are there)
@@ -20,6 +21,10 @@
 #                      targets SSE4.2 on x86-64 or CRC32 on aarch64, else
 #                      mhash), for builds made elsewhere, e.g. Debian's
 #   --plugin-default   the plugin's lookups above OVS's generic at start-up
+#   --test-modes       (3.x, with --plugin-default) OVSCLS_PLUGIN_TEST_MODE=
+#                      autovalidator in ovs-vswitchd's environment makes it
+#                      an autovalidator build (plugin/ovs_registration.c):
+#                      the project's test builds, not the packages
 #   --validate         OVS 4.0 (no autovalidator): every lookup the plugin
 #                      serves is checked against OVS's generic
 #                      (plugin/lookup_validation.h)
@@ -36,7 +41,7 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-build="" source="" flavour="" plugin_default=OFF validate=OFF toolchain=""
+build="" source="" flavour="" plugin_default=OFF validate=OFF test_modes=OFF toolchain=""
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -45,6 +50,7 @@ while [ $# -gt 0 ]; do
         --flavour) flavour=${2:?--flavour needs a flavour}; shift 2 ;;
         --plugin-default) plugin_default=ON; shift ;;
         --validate) validate=ON; shift ;;
+        --test-modes) test_modes=ON; shift ;;
         --toolchain) toolchain=${2:?--toolchain needs a file}; shift 2 ;;
         -h | --help) usage; exit 0 ;;
         *) echo "link-into-ovs.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -105,7 +111,8 @@ fi
 cmake_args=(-DOVSCLS_PLUGIN_ONLY=ON -DOVS_FLAVOUR="$flavour" -DCMAKE_BUILD_TYPE=Release
     -DOVSCLS_OVS_TREE="$source" -DOVSCLS_OVS_BUILD="$build"
     -DOVSCLS_OVS_CFLAGS="$(sed -n 's/^OVS_CFLAGS = //p' "$build/Makefile")"
-    -DOVSCLS_PLUGIN_DEFAULT="$plugin_default" -DOVSCLS_PLUGIN_VALIDATE="$validate")
+    -DOVSCLS_PLUGIN_DEFAULT="$plugin_default" -DOVSCLS_PLUGIN_VALIDATE="$validate"
+    -DOVSCLS_PLUGIN_TEST_MODES="$test_modes")
 [ -z "$toolchain" ] || cmake_args+=(-DCMAKE_TOOLCHAIN_FILE="$toolchain")
 command -v ccache >/dev/null && cmake_args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache
     -DCMAKE_C_COMPILER_LAUNCHER=ccache)

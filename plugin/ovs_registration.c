@@ -42,6 +42,7 @@
 #include <config.h>
 
 #include <stdbool.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -128,11 +129,59 @@ enum { JIT_PRIO = 0, SPECIALIZED_PRIO = 0, RUNTIME_PRIO = 0, FUSED_PRIO = 0,
        TAIL_PRIO = 0 };
 #endif
 
-#ifdef TAIL_VALIDATE
-enum { TAIL_DEFAULT_HEAD = 0, TAIL_DEFAULT_MIN_TAIL = 2 };
+/* The autovalidator mode of the project's test builds (3.x; CMake's
+ * OVSCLS_PLUGIN_TEST_MODES, patches/build-ovs.sh --plugin-default): with
+ * OVSCLS_PLUGIN_TEST_MODE=autovalidator in ovs-vswitchd's environment, the
+ * build behaves as an --enable-autovalidator build of the plugin without
+ * its defaults (the branch above): the plugin's lookups at priority 0, the
+ * tail index at 1 and checked against OVS's loop, and OVS's autovalidator
+ * above all (set at the first other_config, plugin_set_config()).  So that
+ * one build serves both of tests/vswitchd/run.sh's testsuite runs (a second
+ * build of OVS costs ~200 s of 2 cores even when ccache has every object).
+ * Read once, at registration; any other non-empty value is refused with a
+ * warning once logging is up, and the build's own defaults stand.  Not in
+ * the Debian packages, nor in 4.0 builds (no autovalidator there). */
+#if defined(OVSCLS_PLUGIN_TEST_MODES) && OVSCLS_OVS_VERSION < 40000 \
+    && defined(OVSCLS_PLUGIN_DEFAULT) && !defined(OVSCLS_PLUGIN_VALIDATE)
+#define PLUGIN_HAS_TEST_MODES 1
 #else
-enum { TAIL_DEFAULT_HEAD = 16, TAIL_DEFAULT_MIN_TAIL = 32 };
+#define PLUGIN_HAS_TEST_MODES 0
 #endif
+static bool autovalidator_mode;     /* OVSCLS_PLUGIN_TEST_MODE=autovalidator */
+static const char *bad_test_mode;   /* Another value, warned about later. */
+
+/* Whether the tail index checks each of its answers against OVS's loop
+ * (and serves from the first positions, so that the testsuite exercises
+ * it): in validating builds, and in the autovalidator mode. */
+#if defined(TAIL_VALIDATE) || PLUGIN_HAS_TEST_MODES
+#define PLUGIN_CAN_VALIDATE_TAIL 1
+#else
+#define PLUGIN_CAN_VALIDATE_TAIL 0
+#endif
+static bool
+tail_validating(void)
+{
+#ifdef TAIL_VALIDATE
+    return true;
+#else
+    return autovalidator_mode;
+#endif
+}
+
+/* The tail index's defaults: head 0 and minimum 2 while validating (a
+ * port's first subtable alone keeps the testsuite's subtable-show outputs
+ * as they are), else head 16 and minimum 32. */
+static unsigned long long
+tail_default_head(void)
+{
+    return tail_validating() ? 0 : 16;
+}
+
+static unsigned long long
+tail_default_min_tail(void)
+{
+    return tail_validating() ? 2 : 32;
+}
 
 #if PLUGIN_HAS_TAIL
 /* tail_index serves no subtable itself. */
@@ -152,8 +201,8 @@ tail_parse_config(const struct smap *other_config, bool *on,
     const struct smap_node *node;
 
     *on = true;
-    *head = TAIL_DEFAULT_HEAD;
-    *min_tail = TAIL_DEFAULT_MIN_TAIL;
+    *head = tail_default_head();
+    *min_tail = tail_default_min_tail();
     SMAP_FOR_EACH (node, other_config) {
         const char *key = node->key, *value = node->value;
 
@@ -190,7 +239,7 @@ tail_parse_config(const struct smap *other_config, bool *on,
     return true;
 }
 
-#ifdef TAIL_VALIDATE
+#if PLUGIN_CAN_VALIDATE_TAIL
 static struct vlog_rate_limit tail_mismatch_rl = VLOG_RATE_LIMIT_INIT(5, 20);
 
 /* The validation mode's report of a mismatch (any thread): an error, which
@@ -224,22 +273,22 @@ tail_validation_report(void *aux OVS_UNUSED)
  * ranking.  A bad value, or a "dpcls-tail-" key that is no setting, turns
  * the index off until it is fixed (fail closed: OVS's loop does all, as
  * without the index): a warning; a change: an info line. */
-static bool tail_on = true;  /* What tail_set_config() applied last. */
+static bool tail_on = true;  /* What tail_set_config() applied last... */
+static unsigned long long tail_head, tail_min_tail;  /* ...set at start. */
 
 static void
 tail_set_config(const struct smap *other_config)
 {
     bool last_on = tail_on;
-    static unsigned long long last_head = TAIL_DEFAULT_HEAD;
-    static unsigned long long last_min_tail = TAIL_DEFAULT_MIN_TAIL;
+    unsigned long long last_head = tail_head, last_min_tail = tail_min_tail;
     unsigned long long head, min_tail;
     char *error = NULL;
     bool on;
 
-#ifdef TAIL_VALIDATE
+#if PLUGIN_CAN_VALIDATE_TAIL
     static bool report_added;
 
-    if (!report_added) {
+    if (tail_validating() && !report_added) {
         fatal_signal_add_hook(tail_validation_report, NULL, NULL, true);
         report_added = true;
     }
@@ -258,8 +307,8 @@ tail_set_config(const struct smap *other_config)
     }
     ovscls_plugin_tail_configure(on, head, min_tail);
     tail_on = on;
-    last_head = head;
-    last_min_tail = min_tail;
+    tail_head = head;
+    tail_min_tail = min_tail;
 }
 
 #endif /* PLUGIN_HAS_TAIL */
@@ -431,6 +480,47 @@ static const plugin_entry lookups[] = {
  * subtable when this changes a priority (3.x patch 15, 4.0 patch 7). */
 static char *applied_value;  /* other_config:dpcls-plugin, NULL: none. */
 
+/* The priority 'entry' registered with: its own, or in the autovalidator
+ * mode of a test build 0 (the tail index 1: it checks itself). */
+static uint8_t
+default_prio(const plugin_entry *entry)
+{
+    if (autovalidator_mode) {
+#if PLUGIN_HAS_TAIL
+        return entry->tail_create ? 1 : 0;
+#else
+        return 0;
+#endif
+    }
+    return entry->prio;
+}
+
+/* The autovalidator mode's part that needs OVS's logging and configuration
+ * up (the first other_config, before the first packet; the series
+ * re-probes every subtable when a priority changes): OVS's autovalidator
+ * above every lookup, as --enable-autovalidator makes it, once (prio-set
+ * may move it afterwards); and the warning about an unknown mode. */
+static void
+test_mode_start(void)
+{
+    static bool started;
+
+    if (started) {
+        return;
+    }
+    started = true;
+    if (bad_test_mode) {
+        VLOG_WARN("OVSCLS_PLUGIN_TEST_MODE=\"%s\" is not \"autovalidator\"; "
+                  "ignored (the build's defaults stand)", bad_test_mode);
+    }
+    if (autovalidator_mode) {
+        VLOG_INFO("OVSCLS_PLUGIN_TEST_MODE=autovalidator: OVS's "
+                  "autovalidator above all, the plugin's lookups at 0, "
+                  "tail_index checked against OVS's loop");
+        plugin_set_prio("autovalidator", 255);
+    }
+}
+
 static void
 plugin_set_config(const struct smap *other_config)
 {
@@ -441,6 +531,7 @@ plugin_set_config(const struct smap *other_config)
     bool value_changed = !nullable_string_is_equal(value, applied_value);
     bool list_changed = !nullable_string_is_equal(list, applied_list);
 
+    test_mode_start();
     free(applied_list);
     applied_list = nullable_xstrdup(list);
     if (!value_changed && !(list_changed && !on)) {
@@ -455,7 +546,7 @@ plugin_set_config(const struct smap *other_config)
                   "fixed", value);
     }
     for (size_t i = 0; i < ARRAY_SIZE(lookups); i++) {
-        plugin_set_prio(lookups[i].name, on ? lookups[i].prio : 0);
+        plugin_set_prio(lookups[i].name, on ? default_prio(&lookups[i]) : 0);
     }
     if (value_changed) {
         VLOG_INFO("other_config:dpcls-plugin=%s: the plugin's lookups are %s",
@@ -533,6 +624,9 @@ plugin_show(struct unixctl_conn *conn, int argc OVS_UNUSED,
                   PLUGIN_HAS_FUSED ? ", fused lookups" : "",
                   PLUGIN_HAS_TAIL ? ", tail index" : "");
     ds_put_format(&s, "defaults: %s\n",
+                  autovalidator_mode
+                  ? "priority 0, OVS's autovalidator above all "
+                    "(OVSCLS_PLUGIN_TEST_MODE=autovalidator)" :
 #if defined(OVSCLS_PLUGIN_VALIDATE)
                   "the plugin's lookups on, each checked against OVS's "
                   "(validation build)"
@@ -591,13 +685,24 @@ plugin_show(struct unixctl_conn *conn, int argc OVS_UNUSED,
 
 OVS_CONSTRUCTOR(ovscls_plugin_register)
 {
+#if PLUGIN_HAS_TEST_MODES
+    const char *mode = getenv("OVSCLS_PLUGIN_TEST_MODE");
 
-#if PLUGIN_HAS_TAIL
-#ifdef TAIL_VALIDATE
-    ovscls_plugin_tail_validate(tail_mismatch);
+    if (mode && !strcmp(mode, "autovalidator")) {
+        autovalidator_mode = true;
+    } else if (mode && *mode) {
+        bad_test_mode = mode;  /* The environment outlives this. */
+    }
 #endif
-    ovscls_plugin_tail_configure(true, TAIL_DEFAULT_HEAD,
-                                 TAIL_DEFAULT_MIN_TAIL);
+#if PLUGIN_HAS_TAIL
+#if PLUGIN_CAN_VALIDATE_TAIL
+    if (tail_validating()) {
+        ovscls_plugin_tail_validate(tail_mismatch);
+    }
+#endif
+    tail_head = tail_default_head();
+    tail_min_tail = tail_default_min_tail();
+    ovscls_plugin_tail_configure(true, tail_head, tail_min_tail);
 #endif
     ovscls_plugin_jit_set_log(jit_log);
     ovscls_plugin_jit_set_events(jit_event);
@@ -629,7 +734,10 @@ OVS_CONSTRUCTOR(ovscls_plugin_register)
         plugin_register(&validated, ovscls_plugin_hash_blocks);
 #else
         /* OVS logs each outcome once logging is up. */
-        plugin_register(&lookups[i], ovscls_plugin_hash_blocks);
+        plugin_entry entry = lookups[i];
+
+        entry.prio = default_prio(&lookups[i]);
+        plugin_register(&entry, ovscls_plugin_hash_blocks);
 #endif
     }
     unixctl_command_register("dpif-netdev/jit-show", "", 0, 0, jit_show,
