@@ -4,7 +4,9 @@
 #   tests/vswitchd/autovalidator_test.sh OVS_PREFIX
 #
 # OVS_PREFIX is a patches/build-ovs.sh --autovalidator install (the
-# plugin's lookups at priority 0, the autovalidator above everything).
+# plugin's lookups at priority 0, the autovalidator above everything), or a
+# --plugin-default one of 3.x run with OVSCLS_PLUGIN_TEST_MODE=autovalidator
+# in the environment, which behaves the same (tests/vswitchd/run.sh).
 # With series patch 9, the autovalidator runs and checks against OVS's
 # generic, on every lookup, what each implementation would run: jit_avx2's
 # code once a subtable is hot, and jit_fused's fused lookups over a port's
@@ -33,6 +35,11 @@ start_udp_switch
 check "the autovalidator is the best implementation (info-get)" \
     grep -Eq '  autovalidator \(Use count: [0-9]+, Priority: 255\)' \
     <<<"$(ovs-appctl dpif-netdev/subtable-lookup-info-get)"
+for lookup in specialized runtime jit_avx2 jit_fused; do
+    check "the plugin's $lookup is at priority 0 (info-get)" \
+        grep -Eq "  $lookup \(Use count: [0-9]+, Priority: 0\)" \
+        <<<"$(ovs-appctl dpif-netdev/subtable-lookup-info-get)"
+done
 
 fused_lines() { ovs-appctl dpif-netdev/subtable-show --limit 0 | grep -c '^    the first [0-9]* fused: lookup jit_fused'; }
 compiles() { ovs-appctl dpif-netdev/jit-show | sed -n 's/.*compiles \([0-9]*\) (not on.*/\1/p'; }
