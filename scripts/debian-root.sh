@@ -153,8 +153,15 @@ if [ -z "${DEBIAN_ROOT_INSIDE:-}" ]; then
     [ "$throwaway" = yes ] && again+=(--throwaway)
     # The root is made in a mount namespace of its own too (debootstrap
     # mounts), with the machine's network; the command then runs in its own.
+    # One maker per root: two runs that need it at once (tests/prebuild.sh's
+    # build beside a phase's) would debootstrap into the same folder.  The
+    # second waits on the lock and then finds the root made.
     if [ ! -f "$root/.done" ]; then
-        DEBIAN_ROOT_INSIDE=make unshare --mount --propagation private "${again[@]}" -- true
+        (
+            flock 9
+            [ -f "$root/.done" ] ||
+                DEBIAN_ROOT_INSIDE=make unshare --mount --propagation private "${again[@]}" -- true
+        ) 9>"$root.lock"
     fi
     rc=0
     DEBIAN_ROOT_INSIDE=run DEBIAN_ROOT_SCRATCH=$scratch unshare "${ns[@]}" "${again[@]}" -- "$@" ||
