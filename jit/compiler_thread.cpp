@@ -36,7 +36,7 @@ bool CompilerThread::submit(const CompileRequest& request) {
         return false;
     }
     if (!thread_) {
-        thread_ = ovsb_thread_create("ovscls_jit", main, this);
+        thread_ = ovsb_thread_create("dpcls_plugin", main, this);
     }
     queue_.push_back(request);
     waiting_.store(queue_.size(), std::memory_order_relaxed);

@@ -803,45 +803,66 @@ std::string Engine::info() const {
     } else {
         out += "enabled";
     }
+    out += "\n";
+    // One "name: value" per line, as OVS's pmd-stats-show: each name is
+    // unique in the report, so that a script reads a value with one sed.
+    auto line = [&out](const std::string& name, const std::string& value) {
+        out += "  " + name + ": " + value + "\n";
+    };
     auto num = [](uint64_t v) { return std::to_string(v); };
-    out += "\n  hot after " + num(c.hot_hits) + " hits, code budget " +
-           num(c.cache.code_budget_bytes) + " bytes, " + num(c.cache.compiles_per_sec) +
-           " compiles/s\n";
-    out += "  subtables " + num(st.subtables) + ", lookups " + num(st.cache.live) + " (" +
-           num(st.cache.code_bytes) + " code bytes, " + num(st.cache.mapped_bytes) + " mapped)\n";
-    out += "  compiles " + num(st.cache.compiles) +
-           " (not on the compiler thread: " + num(st.cache.compiles_off_compiler) + "), shared " +
-           num(st.cache.shared) + ", requests " + num(st.requests) + ", pending " +
-           num(st.pending) + ", installs " + num(st.installs) + ", tier-ups " + num(st.tier_ups) +
-           " (refused by the per-map limit " + num(st.tier_ups_limited) + ", no profile slot " +
-           num(st.no_profile_slot) + "), cancelled " + num(st.cancelled) + "\n";
-    char times[320];
-    std::snprintf(times, sizeof times,
-                  "  compile time median %.1f us, max %.1f us; ranking call median %.1f us, "
-                  "max %.1f us (%llu calls, %.1f us in all, last %.1f us)\n",
-                  st.compile_ns_median / 1e3, st.cache.compile_ns_max / 1e3,
-                  st.ranking_ns_median / 1e3, st.ranking_ns_max / 1e3,
-                  (unsigned long long)st.rankings, st.ranking_ns_total / 1e3,
-                  st.ranking_ns_last / 1e3);
-    out += times;
+    auto us = [](double ns) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.1f us", ns / 1e3);
+        return std::string(text);
+    };
+    line("hot hits", num(c.hot_hits));
+    line("code budget", num(c.cache.code_budget_bytes) + " bytes");
+    line("compiles per second", num(c.cache.compiles_per_sec));
+    line("subtables", num(st.subtables));
+    line("lookups", num(st.cache.live));
+    line("code bytes", num(st.cache.code_bytes));
+    line("mapped bytes", num(st.cache.mapped_bytes));
+    line("compiles", num(st.cache.compiles));
+    line("compiles not on the compiler thread", num(st.cache.compiles_off_compiler));
+    line("shared", num(st.cache.shared));
+    line("requests", num(st.requests));
+    line("pending", num(st.pending));
+    line("installs", num(st.installs));
+    line("tier-ups", num(st.tier_ups));
+    line("tier-ups refused by the per-map limit", num(st.tier_ups_limited));
+    line("probes without a profile slot", num(st.no_profile_slot));
+    line("cancelled", num(st.cancelled));
+    line("compile time median", us(static_cast<double>(st.compile_ns_median)));
+    line("compile time max", us(static_cast<double>(st.cache.compile_ns_max)));
+    line("ranking calls", num(st.rankings));
+    line("ranking call median", us(static_cast<double>(st.ranking_ns_median)));
+    line("ranking call max", us(static_cast<double>(st.ranking_ns_max)));
+    line("ranking call last", us(static_cast<double>(st.ranking_ns_last)));
+    line("ranking calls in all", us(static_cast<double>(st.ranking_ns_total)));
     if (c.cache.perf_map || !c.cache.dump_dir.empty() || st.cache.file_errors) {
-        out += std::string("  files: perf map ") + (c.cache.perf_map ? "on" : "off") + ", dumps " +
-               (c.cache.dump_dir.empty() ? "off" : "to " + c.cache.dump_dir) + ", not written " +
-               num(st.cache.file_errors) + "\n";
+        line("perf map", c.cache.perf_map ? "on" : "off");
+        line("dumps", c.cache.dump_dir.empty() ? "off" : "to " + c.cache.dump_dir);
+        line("files not written", num(st.cache.file_errors));
     }
-    out += "  declines:";
     for (int i = 0; i < static_cast<int>(Decline::kCount); i++) {
-        out += std::string(" ") + decline_name(static_cast<Decline>(i)) + "=" + num(st.declines[i]);
+        line(std::string("declined for ") + decline_name(static_cast<Decline>(i)),
+             num(st.declines[i]));
     }
     const FusedStats f = fused_->stats();
-    out += "\njit_fused: ";
+    out += "jit_fused: ";
     out += !c.enabled          ? std::string("off (jit_avx2 is off)")
            : c.fused_subtables ? "up to " + num(c.fused_subtables) + " subtables of a port"
                                : std::string("off (dpcls-jit-fused-subtables=0)");
-    out += "\n  lookups " + num(f.live) + " (" + num(f.code_bytes) + " code bytes), in use " +
-           num(f.in_use) + ", rankings offered " + num(f.probes) + ", ready " + num(f.handed) +
-           ", compiles " + num(f.compiles) + " of " + num(f.requests) + " requests, failed " +
-           num(f.failed) + ", no packet map yet " + num(f.no_key_map) + "\n";
+    out += "\n";
+    line("fused lookups", num(f.live));
+    line("fused code bytes", num(f.code_bytes));
+    line("fused in use", num(f.in_use));
+    line("fused rankings offered", num(f.probes));
+    line("fused handed", num(f.handed));
+    line("fused requests", num(f.requests));
+    line("fused compiles", num(f.compiles));
+    line("fused failed", num(f.failed));
+    line("fused without a packet map yet", num(f.no_key_map));
     out += fused_->info();
     return out;
 }

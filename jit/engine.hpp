@@ -75,8 +75,11 @@ inline constexpr size_t kMaxQueued = 256;
 // compiles, while a port's prefix subtables (one packet map) share one.
 inline constexpr uint32_t kMaxFastPathsPerMap = 2;
 
-// What the engine reports as it goes, for OVS's coverage counters.
-enum class JitEvent { kCompile, kDecline, kTierUp };
+// What the engine reports as it goes, for OVS's coverage counters: a
+// subtable's code compiled, a subtable declined, a subtable moved to a fast
+// path (jit_avx2); a fused lookup compiled, a fused lookup not made
+// (jit_fused: the budget, the rate or the generator said no).
+enum class JitEvent { kCompile, kDecline, kTierUp, kFusedCompile, kFusedDecline };
 
 struct JitStats {
     CacheStats cache;
@@ -164,7 +167,7 @@ class Engine {
 
     JitStats stats() const;
     // Human-readable state, statistics and configuration, for operators
-    // (ovs-appctl dpif-netdev/jit-show).
+    // (ovs-appctl dpcls-plugin/jit-show): one "name: value" per line.
     std::string info() const;
     // One line each for dpcls-plugin/show: "on (...)" with the instructions
     // the generated code uses, or why it serves nothing ("off (...)",
@@ -187,6 +190,8 @@ class Engine {
     CodeCache& code_cache() { return cache_; }
     // Writes a line where the engine's log goes.
     void log_line(const std::string& line) const;
+    // Reports `n` events of kind `what` (set_events()).  Takes the log lock.
+    void event(JitEvent what, uint32_t n = 1) const;
 
   private:
     struct SubtableJit;
@@ -198,7 +203,6 @@ class Engine {
     void decline_for(const CodeCache::Result& result);
     void compile(const CompileRequest& request);  // on the compiler thread
     void record_compile_time(uint64_t ns);
-    void event(JitEvent what, uint32_t n = 1) const;
     void request(const dpcls_subtable* subtable, SubtableJit& st, const LookupShape& shape);
     void install(const dpcls_subtable* subtable, SubtableJit& st, CompiledLookup* next);
     void maybe_tier_up(const dpcls_subtable* subtable, SubtableJit& st, uint32_t hits);

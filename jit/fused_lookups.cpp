@@ -146,7 +146,8 @@ FusedLookup FusedLookups::probe(const dpcls_subtable* const subtables[], size_t 
 // On the compiler thread, no lock held while generating: admits the code
 // to the cache's budget and rate, generates it, announces it to perf, then
 // under the mutex stores it in `entry` and moves ready_count(), or marks
-// the entry failed and logs the first failure (once).
+// the entry failed and logs the first failure (once); then reports the
+// event (kFusedCompile or kFusedDecline) with no lock of its own held.
 void FusedLookups::compile(const std::shared_ptr<Entry>& entry) {
     CodeCache& cache = engine_.code_cache();
     const CacheOptions options = engine_.config().cache;
@@ -178,6 +179,8 @@ void FusedLookups::compile(const std::shared_ptr<Entry>& entry) {
         entry->code = std::move(code);
         st.stats.compiles++;
         ready_.fetch_add(1, std::memory_order_release);
+        lock.unlock();
+        engine_.event(JitEvent::kFusedCompile);
         return;
     }
     entry->failed = true;
@@ -185,6 +188,7 @@ void FusedLookups::compile(const std::shared_ptr<Entry>& entry) {
     const bool log = !st.logged_failure;
     st.logged_failure = true;
     lock.unlock();
+    engine_.event(JitEvent::kFusedDecline);
     if (log) {
         engine_.log_line("jit_fused: no fused lookup over " +
                          std::to_string(entry->spec.subtables.size()) + " subtables: " + why +

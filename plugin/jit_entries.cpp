@@ -14,6 +14,10 @@
 static_assert(static_cast<int>(ovscls::jit::JitEvent::kCompile) == OVSCLS_PLUGIN_JIT_COMPILE);
 static_assert(static_cast<int>(ovscls::jit::JitEvent::kDecline) == OVSCLS_PLUGIN_JIT_DECLINE);
 static_assert(static_cast<int>(ovscls::jit::JitEvent::kTierUp) == OVSCLS_PLUGIN_JIT_TIER_UP);
+static_assert(static_cast<int>(ovscls::jit::JitEvent::kFusedCompile) ==
+              OVSCLS_PLUGIN_FUSED_COMPILE);
+static_assert(static_cast<int>(ovscls::jit::JitEvent::kFusedDecline) ==
+              OVSCLS_PLUGIN_FUSED_DECLINE);
 
 // OVS's counts-only probe declines; the probe that sees the subtable and its
 // hits compiles once the subtable is hot.
@@ -73,7 +77,7 @@ extern "C" int ovscls_plugin_jit_configure(const char* const keys[], const char*
     return errors.empty() ? 0 : EINVAL;
 }
 
-// dpif-netdev/jit-show's text (malloc'ed; free() it).
+// dpcls-plugin/jit-show's text (malloc'ed; free() it).
 extern "C" char* ovscls_plugin_jit_show(void) {
     return malloced(ovscls::jit::process_engine().info());
 }

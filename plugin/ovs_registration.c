@@ -9,7 +9,7 @@
  * constructor adds the plugin's lookups, and connects the JIT to OVS: its
  * log lines go to VLOG,
  * its events to coverage counters, its settings come from other_config
- * ("dpcls-jit*"), and its report is `ovs-appctl dpif-netdev/jit-show`.
+ * ("dpcls-jit*"), and its report is `ovs-appctl dpcls-plugin/jit-show`.
  *
  *   specialized  lookups compiled for fixed miniflow fingerprints;
  *                declines every other fingerprint
@@ -67,9 +67,13 @@
 
 VLOG_DEFINE_THIS_MODULE(dpcls_plugin);
 
-COVERAGE_DEFINE(dpcls_jit_compile);
-COVERAGE_DEFINE(dpcls_jit_decline);
-COVERAGE_DEFINE(dpcls_jit_tier_up);
+/* One stem, dpcls_plugin, for what the plugin adds to OVS: this log module,
+ * these counters, the dpcls-plugin/ commands, the JIT's thread. */
+COVERAGE_DEFINE(dpcls_plugin_jit_compile);
+COVERAGE_DEFINE(dpcls_plugin_jit_decline);
+COVERAGE_DEFINE(dpcls_plugin_jit_tier_up);
+COVERAGE_DEFINE(dpcls_plugin_fused_compile);
+COVERAGE_DEFINE(dpcls_plugin_fused_decline);
 
 /* What the series of the OVS release this is built for has: 3.x registers
  * lookup implementations in OVS's registry, with every hook; 4.0, which
@@ -350,13 +354,19 @@ jit_event(enum ovscls_plugin_jit_event kind, unsigned int n)
 {
     switch (kind) {
     case OVSCLS_PLUGIN_JIT_COMPILE:
-        COVERAGE_ADD(dpcls_jit_compile, n);
+        COVERAGE_ADD(dpcls_plugin_jit_compile, n);
         break;
     case OVSCLS_PLUGIN_JIT_DECLINE:
-        COVERAGE_ADD(dpcls_jit_decline, n);
+        COVERAGE_ADD(dpcls_plugin_jit_decline, n);
         break;
     case OVSCLS_PLUGIN_JIT_TIER_UP:
-        COVERAGE_ADD(dpcls_jit_tier_up, n);
+        COVERAGE_ADD(dpcls_plugin_jit_tier_up, n);
+        break;
+    case OVSCLS_PLUGIN_FUSED_COMPILE:
+        COVERAGE_ADD(dpcls_plugin_fused_compile, n);
+        break;
+    case OVSCLS_PLUGIN_FUSED_DECLINE:
+        COVERAGE_ADD(dpcls_plugin_fused_decline, n);
         break;
     }
     coverage_try_clear();
@@ -740,6 +750,10 @@ OVS_CONSTRUCTOR(ovscls_plugin_register)
         plugin_register(&entry, ovscls_plugin_hash_blocks);
 #endif
     }
+    unixctl_command_register("dpcls-plugin/jit-show", "", 0, 0, jit_show,
+                             NULL);
+    /* The name of the first releases, kept as an alias: a plugin's command
+     * belongs in its own namespace, not in dpif-netdev's. */
     unixctl_command_register("dpif-netdev/jit-show", "", 0, 0, jit_show,
                              NULL);
     unixctl_command_register("dpcls-plugin/show", "", 0, 0, plugin_show,

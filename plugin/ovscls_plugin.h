@@ -47,6 +47,8 @@ enum ovscls_plugin_jit_event {
     OVSCLS_PLUGIN_JIT_COMPILE, /* code generated */
     OVSCLS_PLUGIN_JIT_DECLINE, /* a subtable or lookup declined */
     OVSCLS_PLUGIN_JIT_TIER_UP, /* a hot subtable moved up to generated code */
+    OVSCLS_PLUGIN_FUSED_COMPILE, /* a fused lookup generated */
+    OVSCLS_PLUGIN_FUSED_DECLINE, /* a fused lookup not made (budget, rate, generator) */
 };
 typedef void (*ovscls_plugin_jit_event_func)(enum ovscls_plugin_jit_event, unsigned int n);
 
@@ -67,7 +69,7 @@ void ovscls_plugin_jit_set_events(ovscls_plugin_jit_event_func event);
  * bad (the JIT is then off).  *message: what to log, or NULL. */
 int ovscls_plugin_jit_configure(const char* const keys[], const char* const values[], size_t n,
                                 char** message);
-/* dpif-netdev/jit-show's text. */
+/* dpcls-plugin/jit-show's text. */
 char* ovscls_plugin_jit_show(void);
 /* dpcls-plugin/show's state lines of jit_avx2 and jit_fused: "on (...)",
  * or why they serve nothing. */

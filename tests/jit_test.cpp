@@ -223,6 +223,33 @@ TEST_F(JitTest, CmapLayoutIsOvs) {
 // code goes when the last of them does, after a grace period.
 // The generator reports failure as a status, never as an exception (it runs
 // under OVS's C code).  Generating runs no generated code: any CPU.
+// jit-show (Engine::info()) is one "  name: value" line per figure under
+// its two headers, every name once, so that a script reads a value with one
+// sed (tests/vswitchd/lib.sh's jit_field) and OVS's operators see the
+// pmd-stats-show style.
+TEST_F(JitTest, JitShowIsOneNameValuePerLine) {
+    const std::string shown = engine().info();
+    std::istringstream in(shown);
+    std::set<std::string> names;
+    std::string line;
+    int headers = 0;
+    while (std::getline(in, line)) {
+        if (line.starts_with("jit_avx2: ") || line.starts_with("jit_fused: ")) {
+            headers++;
+            continue;
+        }
+        ASSERT_TRUE(line.starts_with("  ")) << line;
+        const size_t colon = line.find(": ");
+        ASSERT_NE(colon, std::string::npos) << line;
+        EXPECT_TRUE(names.insert(line.substr(2, colon - 2)).second) << "twice: " << line;
+    }
+    EXPECT_EQ(headers, 2) << shown;
+    for (const char* name : {"compiles", "tier-ups", "ranking calls", "fused lookups",
+                             "declined for cpu", "compiles not on the compiler thread"}) {
+        EXPECT_EQ(names.count(name), 1u) << name << "\n" << shown;
+    }
+}
+
 TEST_F(JitTest, GeneratorReportsFailureAsStatus) {
     jit::ProfileTable profile;
     jit::GenerateStatus status;
@@ -779,7 +806,8 @@ TEST_F(JitCodeTest, DumpFilesAreNeverFollowedNorOverwritten) {
                line.find("dpcls_jit_u7_u2_1.bin") != std::string::npos;
     });
     EXPECT_EQ(logged, 1) << "the first failure, once";
-    EXPECT_NE(engine().info().find("not written 2"), std::string::npos) << engine().info();
+    EXPECT_NE(engine().info().find("\n  files not written: 2\n"), std::string::npos)
+        << engine().info();
 
     // The perf map lives in /tmp, where another user may have planted it:
     // appended to only when the process's user owns it.

@@ -106,7 +106,7 @@ class Bench:
         for var in ("OVS_RUNDIR", "OVS_LOGDIR", "OVS_DBDIR", "OVS_SYSCONFDIR"):
             self.env[var] = self.work
         self.undo = []  # cleanup actions, run in reverse order
-        self.jit_show = False  # ovs-vswitchd has dpif-netdev/jit-show (set by start())
+        self.jit_show = False  # ovs-vswitchd has dpcls-plugin/jit-show (set by start())
         self.huge = True
 
     # ---- processes ----
@@ -435,14 +435,16 @@ class Bench:
     def jit_ranking(self):
         """jit-show's ranking call counters, or None without jit-show:
         {"calls", "total_us" (both since ovs-vswitchd started), "last_us"}."""
-        res = subprocess.run(["ovs-appctl", "dpif-netdev/jit-show"], env=self.env,
+        res = subprocess.run(["ovs-appctl", "dpcls-plugin/jit-show"], env=self.env,
                              capture_output=True, text=True)
-        m = re.search(r"ranking call .*?\((\d+) calls, ([\d.]+) us in all, last ([\d.]+) us\)",
-                      res.stdout)
-        if res.returncode or not m:
+        # One "  name: value" per line.
+        fields = dict(re.findall(r"^  ([^:\n]+): (\S+)", res.stdout, re.M))
+        try:
+            return {"calls": int(fields["ranking calls"]),
+                    "total_us": float(fields["ranking calls in all"]),
+                    "last_us": float(fields["ranking call last"])}
+        except (KeyError, ValueError):
             return None
-        return {"calls": int(m.group(1)), "total_us": float(m.group(2)),
-                "last_us": float(m.group(3))}
 
     def tail_counts(self):
         """The plugin's tail indexes since the start (dpcls-plugin/tail-show):

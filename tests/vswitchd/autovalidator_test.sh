@@ -42,7 +42,7 @@ for lookup in specialized runtime jit_avx2 jit_fused; do
 done
 
 fused_lines() { ovs-appctl dpif-netdev/subtable-show --limit 0 | grep -c '^    the first [0-9]* fused: lookup jit_fused'; }
-compiles() { ovs-appctl dpif-netdev/jit-show | sed -n 's/.*compiles \([0-9]*\) (not on.*/\1/p'; }
+compiles() { jit_field compiles; }
 
 send_udp 5
 check "forwarding under the autovalidator" expect_tx $p2 $p4

@@ -157,17 +157,17 @@ if ovs-appctl dpcls-plugin/tail-show >/dev/null 2>&1; then
         bash -c "ovs-appctl dpcls-plugin/tail-show | grep -q '^tail_index: on, head '"
     check "the key removed: the index serves the flooded port again" test "$(tail_lines_now)" -ge 1
 fi
-jit_show=$(ovs-appctl dpif-netdev/jit-show)
+jit_show=$(ovs-appctl dpcls-plugin/jit-show)
 echo "# jit-show with the flood's subtables on it:"
 sed 's/^/#   /' <<<"$jit_show"
 echo "# subtables on jit_avx2: $on_jit"
-mapped=$(sed -n 's/.* code bytes, \([0-9]*\) mapped).*/\1/p' <<<"$jit_show")
+mapped=$(jit_field 'mapped bytes' "$jit_show")
 check "mapped JIT code stays under 1 MiB (${mapped:-?} bytes)" test "${mapped:-0}" -lt $((1 << 20))
 if grep -q '^jit_avx2: enabled' <<<"$jit_show"; then
     check "most flood subtables run the shared JIT code ($on_jit of $subtables)" \
         test "$on_jit" -ge $((masks / 2))
 else
-    echo "not checked: flood subtables on JIT code ($(ovs-appctl dpif-netdev/jit-show | head -1))"
+    echo "not checked: flood subtables on JIT code ($(ovs-appctl dpcls-plugin/jit-show | head -1))"
 fi
 # prio-set moves every subtable (the flood's too) off the JIT and back; the
 # flood subtables, no longer hit, then stay on specialized/generic.  OVS 4.0
@@ -188,7 +188,7 @@ legit_rounds=$((legit_rounds + 60))
 expect_tx_seconds=20
 check "every legitimate packet was forwarded during the flood" expect_p2 $((legit_rounds * 16))
 
-jit_show=$(ovs-appctl dpif-netdev/jit-show)
+jit_show=$(ovs-appctl dpcls-plugin/jit-show)
 echo "# jit-show after the flood and the prio-set round trip:"
 sed 's/^/#   /' <<<"$jit_show"
 # The tail index (tail_index, series patch 13): the flood's subtables past
@@ -206,7 +206,7 @@ echo "# ovs-vswitchd RSS: $rss_before KiB before the flood, $rss_after KiB after
 check "RSS grew less than 256 MiB ($(((rss_after - rss_before) / 1024)) MiB)" \
     test $((rss_after - rss_before)) -lt $((256 * 1024))
 check "no compile ran on a PMD thread (jit-show's count)" \
-    grep -q 'not on the compiler thread: 0)' <<<"$jit_show"
+    test "$(jit_field 'compiles not on the compiler thread' "$jit_show")" = 0
 
 legit_loop 5
 legit_rounds=$((legit_rounds + 5))

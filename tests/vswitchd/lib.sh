@@ -26,6 +26,15 @@ use_ovs_prefix() {
     trap cleanup EXIT
 }
 
+# jit_field NAME [REPORT]: the first word of the value on jit-show's
+# "  NAME: value" line (each name is unique in the report), from REPORT, or
+# from a fresh `ovs-appctl dpcls-plugin/jit-show` when none is given.
+jit_field() {
+    local report
+    report=${2-$(ovs-appctl dpcls-plugin/jit-show)}
+    sed -n "s/^  $1: \([^ ]*\).*/\1/p" <<<"$report" | head -1
+}
+
 # Stops the daemons; keeps $work when something failed, for its logs.
 cleanup() {
     for d in ovs-vswitchd ovsdb-server; do

@@ -11,7 +11,7 @@
 # netdev-dummy/receive and checks where they went; lets the subtables of
 # both PMD threads tier up to jit_avx2 code they share; switches the JIT
 # off, on and to a bad value through other_config while packets flow;
-# checks dpif-netdev/jit-show and the coverage counters; switches lookup
+# checks dpcls-plugin/jit-show and the coverage counters; switches lookup
 # implementations with subtable-lookup-prio-set while packets keep flowing
 # and checks the forwarding, subtable-lookup-info-get and subtable-show
 # again; and feeds prio-set and subtable-show bad input.  OVS's own
@@ -156,30 +156,32 @@ until jit_on_both || [ "$rounds" -ge 30 ]; do
     rounds=$((rounds + 1))
     sleep 0.2
 done
-jit_show=$(ovs-appctl dpif-netdev/jit-show)
+jit_show=$(ovs-appctl dpcls-plugin/jit-show)
 if [ -z "$jit_lacks" ]; then
     check "hot subtables of both PMD threads move to jit_avx2 (CPU has what jit_avx2 needs)" jit_on_both
     # Tier 2 (a fast path for the packets' map) comes a ranking or two later.
-    until grep -q 'tier-ups [1-9]' <<<"$jit_show" || [ "$rounds" -ge 60 ]; do
+    until [ "$(jit_field tier-ups "$jit_show")" -gt 0 ] || [ "$rounds" -ge 60 ]; do
         send 1
         sent 1
         rounds=$((rounds + 1))
         sleep 0.2
-        jit_show=$(ovs-appctl dpif-netdev/jit-show)
+        jit_show=$(ovs-appctl dpcls-plugin/jit-show)
     done
     on_jit=$(ovs-appctl dpif-netdev/subtable-show --limit 0 | grep -c 'lookup jit_avx2')
-    lookups=$(sed -n 's/.*, lookups \([0-9]*\) (.*/\1/p' <<<"$jit_show")
+    lookups=$(jit_field lookups "$jit_show")
     check "the PMD threads' subtables share code ($on_jit subtables on jit_avx2, $lookups lookups)" \
         test "$lookups" -lt "$on_jit"
-    check "subtables tier up to a fast path (jit-show counts tier-ups)" grep -q 'tier-ups [1-9]' <<<"$jit_show"
+    check "subtables tier up to a fast path (jit-show counts tier-ups)" \
+        test "$(jit_field tier-ups "$jit_show")" -gt 0
     check "jit-show: enabled, with the other_config hot-hits" \
-        bash -c 'grep -q "^jit_avx2: enabled" <<<"$1" && grep -q "hot after 2 hits" <<<"$1"' _ "$jit_show"
+        bash -c 'grep -q "^jit_avx2: enabled" <<<"$1" && grep -qx "  hot hits: 2" <<<"$1"' _ "$jit_show"
     check "jit-show: no compile ran on a PMD thread (a count, not a time)" \
-        grep -q 'not on the compiler thread: 0)' <<<"$jit_show"
+        test "$(jit_field 'compiles not on the compiler thread' "$jit_show")" = 0
     check "jit-show: compile and ranking-call times" \
-        grep -Eq 'compile time median [0-9.]+ us, max [0-9.]+ us; ranking call median' <<<"$jit_show"
+        bash -c 'grep -Eq "^  compile time median: [0-9.]+ us$" <<<"$1" &&
+                 grep -Eq "^  ranking call median: [0-9.]+ us$" <<<"$1"' _ "$jit_show"
     check "coverage/show counts the JIT's compiles" \
-        grep -Eq '^dpcls_jit_compile .*total: [1-9]' <<<"$(ovs-appctl coverage/show)"
+        grep -Eq '^dpcls_plugin_jit_compile .*total: [1-9]' <<<"$(ovs-appctl coverage/show)"
 else
     check "no subtable moves to jit_avx2 (CPU lacks $jit_lacks: it declines)" \
         bash -c '! ovs-appctl dpif-netdev/subtable-show --limit 0 | grep -q "lookup jit_avx2"'
@@ -190,6 +192,8 @@ else
 fi
 echo "# jit-show after $rounds rounds:"
 sed 's/^/#   /' <<<"$jit_show"
+check "dpif-netdev/jit-show, the first releases' name, answers as dpcls-plugin/jit-show" \
+    bash -c 'diff <(ovs-appctl dpif-netdev/jit-show | head -3) <(ovs-appctl dpcls-plugin/jit-show | head -3)'
 check "forwarding after the ranking intervals: every packet where its rule sends it" \
     expect_tx $p2 $p4
 
@@ -220,10 +224,10 @@ ovs-vsctl set Open_vSwitch . other_config:dpcls-jit=lots
 check "a bad other_config value is a WARN naming the key and the value" \
     grep -q 'WARN|other_config:dpcls-jit="lots" is not a switch' "$work/ovs-vswitchd.log"
 check "a bad value leaves the JIT off (fail closed)" \
-    grep -q '^jit_avx2: disabled' <<<"$(ovs-appctl dpif-netdev/jit-show)"
+    grep -q '^jit_avx2: disabled' <<<"$(ovs-appctl dpcls-plugin/jit-show)"
 ovs-vsctl remove Open_vSwitch . other_config dpcls-jit
 check "removing the key turns the JIT back on" \
-    grep -q '^jit_avx2: \(enabled\|unavailable\)' <<<"$(ovs-appctl dpif-netdev/jit-show)"
+    grep -q '^jit_avx2: \(enabled\|unavailable\)' <<<"$(ovs-appctl dpcls-plugin/jit-show)"
 if [ -z "$jit_lacks" ]; then
     checked "and hot subtables move back onto jit_avx2" send_until jit_on_both
 fi
@@ -329,7 +333,7 @@ show_fused_state() {  # what a failed fused check saw
     echo "# subtable-show and jit-show:"
     ovs-appctl dpif-netdev/subtable-show --limit 0 | sed -n '/^pmd thread/,/^fingerprints/p' |
         grep -E '^pmd|^  in_port|^    the first|^    \(' | sed 's/^/#   /'
-    ovs-appctl dpif-netdev/jit-show | sed 's/^/#   /'
+    ovs-appctl dpcls-plugin/jit-show | sed 's/^/#   /'
 }
 if [ -z "$jit_lacks" ]; then
     wait_fused
@@ -338,8 +342,11 @@ if [ -z "$jit_lacks" ]; then
     sed -n '/^pmd thread/,/^fingerprints/p' <<<"$show" | grep -E '^pmd|^  in_port|^    the first|^    \(' | sed 's/^/#   /'
     check "jit_fused: both PMD threads' p1 classifiers run a fused lookup (subtable-show)" fused_on_both ||
         show_fused_state
-    jit_show=$(ovs-appctl dpif-netdev/jit-show)
-    check "jit-show: jit_fused lookups in use" grep -Eq 'lookups [1-9][0-9]* \([0-9]+ code bytes\), in use [1-9]' <<<"$jit_show"
+    jit_show=$(ovs-appctl dpcls-plugin/jit-show)
+    check "jit-show: jit_fused lookups in use" \
+        test "$(jit_field 'fused lookups' "$jit_show")" -gt 0 -a "$(jit_field 'fused in use' "$jit_show")" -gt 0
+    check "coverage/show counts the fused lookups' compiles" \
+        grep -Eq '^dpcls_plugin_fused_compile .*total: [1-9]' <<<"$(ovs-appctl coverage/show)"
     # A ranking that offers the same subtables keeps the fused lookup
     # (series 11).  Measured while the port is idle: rankings still run
     # about once a second, every subtable's hits are 0, and the order stays
@@ -347,8 +354,8 @@ if [ -z "$jit_lacks" ]; then
     # that splits a round of `send_fused` can rank udp53 and nw_dst/16 either
     # way, and the maker is then rightly asked again.  Before series 11 it
     # was asked at every ranking, idle or not.)
-    offered() { ovs-appctl dpif-netdev/jit-show | sed -n 's/.*rankings offered \([0-9]*\),.*/\1/p'; }
-    rankings() { ovs-appctl dpif-netdev/jit-show | sed -n 's/.*ranking call median.*(\([0-9]*\) calls,.*/\1/p'; }
+    offered() { jit_field 'fused rankings offered'; }
+    rankings() { jit_field 'ranking calls'; }
     rankings_before=$(rankings)  # let a ranking of the last traffic pass
     for ((i = 0; i < 40 && $(rankings) - rankings_before < 8; i++)); do sleep 0.25; done
     offered_before=$(offered)
