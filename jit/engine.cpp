@@ -810,9 +810,9 @@ std::string Engine::info() const {
         out += "  " + name + ": " + value + "\n";
     };
     auto num = [](uint64_t v) { return std::to_string(v); };
-    auto us = [](double ns) {
+    auto us = [](uint64_t ns) {
         char text[32];
-        std::snprintf(text, sizeof text, "%.1f us", ns / 1e3);
+        std::snprintf(text, sizeof text, "%.1f us", static_cast<double>(ns) / 1e3);
         return std::string(text);
     };
     line("hot hits", num(c.hot_hits));
@@ -832,13 +832,13 @@ std::string Engine::info() const {
     line("tier-ups refused by the per-map limit", num(st.tier_ups_limited));
     line("probes without a profile slot", num(st.no_profile_slot));
     line("cancelled", num(st.cancelled));
-    line("compile time median", us(static_cast<double>(st.compile_ns_median)));
-    line("compile time max", us(static_cast<double>(st.cache.compile_ns_max)));
+    line("compile time median", us(st.compile_ns_median));
+    line("compile time max", us(st.cache.compile_ns_max));
     line("ranking calls", num(st.rankings));
-    line("ranking call median", us(static_cast<double>(st.ranking_ns_median)));
-    line("ranking call max", us(static_cast<double>(st.ranking_ns_max)));
-    line("ranking call last", us(static_cast<double>(st.ranking_ns_last)));
-    line("ranking calls in all", us(static_cast<double>(st.ranking_ns_total)));
+    line("ranking call median", us(st.ranking_ns_median));
+    line("ranking call max", us(st.ranking_ns_max));
+    line("ranking call last", us(st.ranking_ns_last));
+    line("ranking calls in all", us(st.ranking_ns_total));
     if (c.cache.perf_map || !c.cache.dump_dir.empty() || st.cache.file_errors) {
         line("perf map", c.cache.perf_map ? "on" : "off");
         line("dumps", c.cache.dump_dir.empty() ? "off" : "to " + c.cache.dump_dir);

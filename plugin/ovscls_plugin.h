@@ -44,9 +44,9 @@ ovsb_lookup_func ovscls_plugin_runtime_probe(uint32_t u0, uint32_t u1);
 
 /* The JIT's events, which the C side counts in OVS's coverage counters. */
 enum ovscls_plugin_jit_event {
-    OVSCLS_PLUGIN_JIT_COMPILE, /* code generated */
-    OVSCLS_PLUGIN_JIT_DECLINE, /* a subtable or lookup declined */
-    OVSCLS_PLUGIN_JIT_TIER_UP, /* a hot subtable moved up to generated code */
+    OVSCLS_PLUGIN_JIT_COMPILE,   /* code generated */
+    OVSCLS_PLUGIN_JIT_DECLINE,   /* a subtable or lookup declined */
+    OVSCLS_PLUGIN_JIT_TIER_UP,   /* a hot subtable moved up to generated code */
     OVSCLS_PLUGIN_FUSED_COMPILE, /* a fused lookup generated */
     OVSCLS_PLUGIN_FUSED_DECLINE, /* a fused lookup not made (budget, rate, generator) */
 };
