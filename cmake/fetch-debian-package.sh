@@ -7,6 +7,8 @@
 #
 #   fetch-debian-package.sh SUITE binary NAME=VERSION [SHA256]   unpacks the .deb
 #   fetch-debian-package.sh SUITE source NAME=VERSION [SHA256]   apt-get source
+#   fetch-debian-package.sh SUITE versions NAME   the versions of source
+#                                   package NAME in SUITE, one per line
 #   fetch-debian-package.sh SUITE dsc NAME=VERSION [SHA256]      the .dsc and
 #                                   every file of the source package but its
 #                                   upstream tarball(s) (the Debian tarball)
@@ -20,29 +22,36 @@
 # files, each checked against the archive's Sources index by apt-helper
 # (for a package whose upstream tarball the mirror no longer serves: the
 # caller supplies the upstream tree).  A second call finds it in
-# the cache.  SUITE is a Debian suite (trixie); the mirror is
+# the cache.  SUITE is a Debian suite (trixie, bookworm-security: from
+# $DEBIAN_SECURITY_MIRROR, default http://deb.debian.org/debian-security); the mirror is
 # $DEBIAN_MIRROR (default http://deb.debian.org/debian).
 set -euo pipefail
-usage="usage: fetch-debian-package.sh SUITE binary|source|dsc NAME=VERSION [SHA256]"
+usage="usage: fetch-debian-package.sh SUITE binary|source|dsc NAME=VERSION [SHA256] | SUITE versions NAME"
 suite=${1:?$usage}
 kind=${2:?$usage}
 spec=${3:?$usage}
 pinned=${4:-}
-case "$kind" in binary | source | dsc) ;; *) echo "$usage" >&2; exit 2 ;; esac
-case "$spec" in
-    *=*) name=${spec%%=*} version=${spec#*=} ;;
+case "$kind" in binary | source | dsc | versions) ;; *) echo "$usage" >&2; exit 2 ;; esac
+case "$kind:$spec" in
+    versions:*=*) echo "fetch-debian-package.sh: versions takes a source package's NAME" >&2; exit 2 ;;
+    versions:*) name=$spec version=any ;;
+    *:*=*) name=${spec%%=*} version=${spec#*=} ;;
     *) echo "fetch-debian-package.sh: '$spec' needs an exact version (NAME=VERSION)" >&2; exit 2 ;;
 esac
 case "$suite$name$version" in
     *[!A-Za-z0-9.+~:-]*) echo "fetch-debian-package.sh: bad suite, name or version" >&2; exit 2 ;;
 esac
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# Security updates (bookworm-security) are served from a mirror of their own.
+case "$suite" in
+    *-security) mirror=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security} ;;
+esac
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 cache_root=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
 apt_root=$cache_root/apt-$suite
 out=$cache_root/debian-$suite/$kind-$name-${version//:/_}
 
-if [ -f "$out/.done" ]; then
+if [ "$kind" != versions ] && [ -f "$out/.done" ]; then
     echo "$out"
     exit 0
 fi
@@ -50,7 +59,7 @@ mkdir -p "$apt_root/lists/partial" "$apt_root/archives/partial" "$apt_root/cache
     "$cache_root/debian-$suite"
 exec 9>"$apt_root/.lock"
 flock 9
-if [ -f "$out/.done" ]; then
+if [ "$kind" != versions ] && [ -f "$out/.done" ]; then
     echo "$out"
     exit 0
 fi
@@ -83,6 +92,15 @@ if [ -z "$(find "$apt_root/lists" -maxdepth 1 -name '*Release' -mmin -1440 2>/de
     echo "fetch-debian-package.sh: apt-get update for $suite (private lists in $apt_root)" >&2
     apt-get "${apt_opts[@]}" -q update >"$apt_root/update.log" 2>&1 ||
         { tail -20 "$apt_root/update.log" >&2; exit 1; }
+fi
+
+if [ "$kind" = versions ]; then
+    # The versions of source package NAME in the suite's Sources index,
+    # one per line ('apt-cache showsrc' reads the private lists only).
+    apt-cache "${apt_opts[@]}" showsrc "$name" 2>/dev/null |
+        awk -v name="$name" '/^Package: / { p = ($2 == name) } p && /^Version: / { print $2 }' |
+        sort -u
+    exit 0
 fi
 
 check_pin() {  # FILE

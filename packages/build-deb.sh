@@ -1,9 +1,22 @@
 #!/usr/bin/env bash
-# Builds Debian 12's own Open vSwitch packages with the plugin's lookups in
-# ovs-vswitchd, to install over Debian's and run the Debian way.
+# Builds Debian's own Open vSwitch packages of Debian 12 (OVS 3.1) or
+# Debian 13 (OVS 3.5) with the plugin's lookups in ovs-vswitchd, to install
+# over Debian's and run the Debian way.
 #
-#   packages/build-deb.sh [--out DIR] [--revision N] [--no-plugin-default]
+#   packages/build-deb.sh [--release 12|13] [--debian-version V] [--out DIR]
+#                         [--revision N] [--no-plugin-default]
 #
+#   --release 12|13       Debian 12, bookworm (default): openvswitch
+#                         3.1.0-2+deb12u1, built on Debian 12; Debian 13,
+#                         trixie: openvswitch 3.5.0-1, built in the Debian
+#                         13 root of scripts/debian-root.sh (this script
+#                         runs itself there when the machine is no Debian
+#                         13; the root gets the build dependencies)
+#   --debian-version V    Debian's version to rebuild (default: the newest
+#                         of the suite and its security updates with the
+#                         same upstream version, e.g. 3.1.0-2+deb12u2 once
+#                         Debian publishes it; the pinned one above when
+#                         none is newer or the mirror cannot be read)
 #   --out DIR             also copy the packages and SHA256SUMS into DIR
 #   --revision N          the local version suffix, +ovsclsN (default 1):
 #                         raise it for a newer plugin, so apt upgrades
@@ -12,9 +25,9 @@
 #                         by default they are preferred (build-ovs.sh's
 #                         --plugin-default), and prio-set switches back
 #
-# What it does, on Debian 12 (needs root: it installs the build
+# What it does, on the release's Debian (needs root: it installs the build
 # dependencies with apt-get, as dpkg-buildpackage's users do):
-#   1. Debian's source package openvswitch 3.1.0-2+deb12u1, through a
+#   1. Debian 12: Debian's source package openvswitch 3.1.0-2+deb12u1, through a
 #      private apt configuration with a deb-src line
 #      (cmake/fetch-debian-package.sh; the machine's apt sources are not
 #      changed): its .dsc and Debian tarball.  The mirror no longer serves
@@ -24,7 +37,15 @@
 #      cmake/ovs-sources.txt, which the rest of the project builds too)
 #      with Debian's own patches reversed; they are applied again, in
 #      order, by dpkg-source as the build starts, like every quilt patch.
-#   2. The series (patches/series-3.1) goes to debian/patches/ovscls/, after
+#      Debian 13: the mirror serves none of the files of the source
+#      package openvswitch 3.5.0-1 (its .dsc, Debian and upstream tarballs:
+#      404, though trixie's Sources index lists them), but
+#      openvswitch-source 3.5.0-1 ships the tree it was built from with
+#      Debian's debian/ of that version (its changelog's first entry is
+#      3.5.0-1, and it has no debian/patches: Debian patches nothing), the
+#      tree cmake/ovs-sources.txt pins for 3.5: the packages are built from
+#      it.
+#   2. The series (patches/series-3.1 or -3.5) goes to debian/patches/ovscls/, after
 #      Debian's in debian/patches/series; the plugin's sources (the CMake
 #      project without its tests) to debian/ovscls-plugin/; debian/rules
 #      gets a hook after dh_auto_build that builds the plugin against each
@@ -33,7 +54,7 @@
 #      ovs-vswitchd (plugin/link-into-ovs.sh, the flavour read off the
 #      build's own compiler flags, so its hash is OVS's).  Build-Depends
 #      gains cmake, g++ and libxbyak-dev.  A changelog entry gives the
-#      version 3.1.0-2+deb12u1+ovsclsN.  openvswitch-switch gains the man
+#      version 3.1.0-2+deb12u1+ovsclsN (3.5.0-1+ovsclsN).  openvswitch-switch gains the man
 #      page ovs-dpcls-plugin(7), made from docs/ref/ovs-dpcls-plugin.md by
 #      packages/md2man.py.
 #   3. dpkg-buildpackage -b with DEB_BUILD_OPTIONS=nocheck (the project's
@@ -52,10 +73,12 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
-out="" revision=1 plugin_default=yes
+out="" revision=1 plugin_default=yes release=12 debian_version=""
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
+        --release) release=${2:?--release needs 12 or 13}; shift 2 ;;
+        --debian-version) debian_version=${2:?--debian-version needs a version}; shift 2 ;;
         --out) out=${2:?--out needs a directory}; shift 2 ;;
         --revision) revision=${2:?--revision needs a number}; shift 2 ;;
         --no-plugin-default) plugin_default=no; shift ;;
@@ -69,23 +92,78 @@ esac
 step() { echo "build-deb.sh: $*" >&2; }
 die() { echo "build-deb.sh: $*" >&2; exit 1; }
 
-# The source package this script knows how to rebuild: Debian 12's.
-suite=bookworm
-debian_version=3.1.0-2+deb12u1
-upstream_version=${debian_version%%-*}
-version=$debian_version+ovscls$revision
+# The source packages this script knows how to rebuild: each release's
+# suite, Debian version and OVS release line (cmake/ovs-sources.txt,
+# patches/series-LINE).
+case "$release" in
+    12) suite=bookworm pinned_version=3.1.0-2+deb12u1 line=3.1 ;;
+    13) suite=trixie pinned_version=3.5.0-1 line=3.5 ;;
+    *) die "--release takes 12 or 13, not '$release'" ;;
+esac
+upstream_version=${pinned_version%%-*}
 # shellcheck source=/dev/null
 . /etc/os-release
-[ "${ID:-}" = debian ] && [ "${VERSION_ID:-}" = 12 ] ||
-    die "the packages are Debian 12's, built on Debian 12; this is ${PRETTY_NAME:-an unknown system}"
+if [ "${ID:-}" != debian ] || [ "${VERSION_ID:-}" != "$release" ]; then
+    # Debian 13's packages are built in the Debian 13 root (the machine's
+    # own packages untouched); Debian 12's need a Debian 12 machine.
+    if [ "$release" = 13 ] && [ -z "${OVSCLS_IN_DEBIAN_ROOT:-}" ]; then
+        step "this is ${PRETTY_NAME:-an unknown system}: building in the Debian 13 root (scripts/debian-root.sh trixie)"
+        args=(--release 13 --revision "$revision")
+        [ -z "$debian_version" ] || args+=(--debian-version "$debian_version")
+        [ -z "$out" ] || args+=(--out "$out")
+        [ "$plugin_default" = yes ] || args+=(--no-plugin-default)
+        [ -z "$out" ] || mkdir -p "$out"
+        exec "$top/scripts/debian-root.sh" trixie ${out:+--bind "$(cd "$out" && pwd)"} -- \
+            env OVSCLS_IN_DEBIAN_ROOT=1 packages/build-deb.sh "${args[@]}"
+    fi
+    die "the packages are Debian $release's, built on Debian $release; this is ${PRETTY_NAME:-an unknown system}"
+fi
 [ "$(id -u)" = 0 ] || die "needs root (apt-get installs the build dependencies)"
 [ "$(dpkg --print-architecture)" = amd64 ] ||
     die "built and tested on amd64 only; this is $(dpkg --print-architecture)"
 
+# The Debian version: the one asked for (--debian-version), else the newest
+# that the suite and its security updates have of the pinned upstream
+# version (a security update is a new Debian revision, e.g. +deb12u2, with
+# the fix in debian/patches), else the pinned one (cmake/ovs-sources.txt's
+# tree), e.g. when the mirror cannot be reached.  A version other than the
+# pinned one is checked by apt's signatures only: its tree is not the one
+# cmake/ovs-sources.txt pins by sha256, and the build says so.
+debian_suite=$suite
+asked=$debian_version
+[ -n "$asked" ] || debian_version=$pinned_version
+for s in "$suite" "$suite-security"; do
+    if ! found=$("$top/cmake/fetch-debian-package.sh" "$s" versions openvswitch 2>/dev/null); then
+        step "could not read $s's versions of openvswitch${asked:+ (looking for $asked)}"
+        continue
+    fi
+    while read -r v; do
+        [ -n "$v" ] && [ "${v%%-*}" = "$upstream_version" ] || continue
+        if [ -n "$asked" ]; then
+            # The first suite that has the version asked for.
+            [ "$v" != "$asked" ] || [ -n "${asked_suite:-}" ] || asked_suite=$s
+        elif dpkg --compare-versions "$v" gt "$debian_version"; then
+            debian_version=$v debian_suite=$s
+        fi
+    done <<<"$found"
+done
+debian_suite=${asked_suite:-$debian_suite}
+case "$debian_version" in
+    "$upstream_version"-*) ;;
+    *) die "Debian version '$debian_version' is not of OVS $upstream_version (cmake/ovs-sources.txt's $line)" ;;
+esac
+version=$debian_version+ovscls$revision
+if [ "$debian_version" = "$pinned_version" ]; then
+    step "Debian's openvswitch $debian_version ($debian_suite), the pinned one"
+else
+    step "Debian's openvswitch $debian_version ($debian_suite), newer than the pinned $pinned_version:" \
+        "its sources are checked by apt's signatures, not by cmake/ovs-sources.txt's sha256"
+fi
+
 cache=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
 key=$( (cd "$top" && find packages/build-deb.sh packages/md2man.py docs/ref/ovs-dpcls-plugin.md \
     plugin classifier lookups tail jit cmake CMakeLists.txt \
-    patches/series-3.1 patches/3.1 -type f | LC_ALL=C sort | xargs cat
+    "patches/series-$line" "patches/$line" -type f | LC_ALL=C sort | xargs cat
     echo "$debian_version $revision $plugin_default") | sha256sum | cut -c1-16)
 result=$cache/debs-$version-$key
 mkdir -p "$cache"
@@ -108,14 +186,16 @@ fi
 # ---- 1. Debian's source package, the upstream tree under it ----
 needed=(dpkg-dev debhelper ccache cmake g++ libxbyak-dev)
 "$top/scripts/apt-install-missing.sh" build-deb.sh "${needed[@]}" || exit 1
-dsc_dir=$("$top/cmake/fetch-debian-package.sh" "$suite" dsc "openvswitch=$debian_version" | tail -1)
-# The upstream tree: openvswitch-source's tarball, pinned as for every other
-# build of 3.1 (cmake/ovs-sources.txt).
 source "$top/cmake/ovs-table.sh"
-[ "$(ovs_source 3.1 version)" = "$upstream_version" ] ||
-    die "cmake/ovs-sources.txt's 3.1 is not $upstream_version"
-src_deb=$("$top/cmake/fetch-debian-package.sh" "$suite" binary "openvswitch-source=$debian_version" | tail -1)
-tarball=$src_deb/usr/src/openvswitch/openvswitch.tar.gz
+[ "$(ovs_source "$line" version)" = "$upstream_version" ] ||
+    die "cmake/ovs-sources.txt's $line is not $upstream_version"
+if [ "$release" = 12 ]; then
+    dsc_dir=$("$top/cmake/fetch-debian-package.sh" "$debian_suite" dsc "openvswitch=$debian_version" | tail -1)
+    # The upstream tree: openvswitch-source's tarball, pinned as for every
+    # other build of 3.1 (cmake/ovs-sources.txt) when the version is.
+    src_deb=$("$top/cmake/fetch-debian-package.sh" "$debian_suite" binary "openvswitch-source=$debian_version" | tail -1)
+    tarball=$src_deb/usr/src/openvswitch/openvswitch.tar.gz
+fi
 
 # A fixed build folder (its path is in Debian's -ffile-prefix-map flag, so
 # ccache hits only when it stays put).
@@ -126,14 +206,35 @@ mkdir -p "$work"
 log=$work/build.log
 : >"$log"
 fail() { echo "build-deb.sh: $1 failed; the last lines of $log:" >&2; tail -30 "$log" >&2; exit 1; }
-step "unpacking the upstream tree ($tarball) and $(basename "$dsc_dir"/*.debian.tar.xz)"
-# ovs_source_unpack checks the tarball against cmake/ovs-sources.txt's sha256.
-OVS_TARBALL=$tarball ovs_source_unpack 3.1 "$tree" || die "unpacking $tarball failed"
-# The tarball is `make dist` of Debian's build: its debian/ is an old copy.
-rm -rf "$tree/debian"
-tar -xJf "$dsc_dir"/*.debian.tar.xz -C "$tree"
-# It is also Debian's patches applied: reverse them, last first, to reach
-# the upstream tree that dpkg-source applies them to.
+if [ "$release" = 12 ]; then
+    step "unpacking the upstream tree ($tarball) and $(basename "$dsc_dir"/*.debian.tar.xz)"
+    if [ "$debian_version" = "$pinned_version" ]; then
+        # ovs_source_unpack checks the tarball against cmake/ovs-sources.txt's sha256.
+        OVS_TARBALL=$tarball ovs_source_unpack 3.1 "$tree" || die "unpacking $tarball failed"
+    else
+        mkdir "$tree.unpack" && tar -xzf "$tarball" -C "$tree.unpack" &&
+            mv "$tree.unpack/openvswitch" "$tree" && rmdir "$tree.unpack" || die "unpacking $tarball failed"
+    fi
+    # The tarball is `make dist` of Debian's build: its debian/ is an old copy.
+    rm -rf "$tree/debian"
+    tar -xJf "$dsc_dir"/*.debian.tar.xz -C "$tree"
+else
+    step "unpacking openvswitch-source $debian_version's tree, Debian's debian/ in it"
+    if [ "$debian_version" = "$pinned_version" ]; then
+        # (cmake/ovs-sources.txt's 3.5, checked against its sha256)
+        ovs_source_unpack "$line" "$tree" || die "unpacking openvswitch-source $debian_version failed"
+    else
+        src_deb=$("$top/cmake/fetch-debian-package.sh" "$debian_suite" binary "openvswitch-source=$debian_version" | tail -1)
+        cp -a "$src_deb/usr/src/openvswitch" "$tree" || die "copying openvswitch-source $debian_version's tree failed"
+    fi
+    [ "$(cd "$tree" && dpkg-parsechangelog -S Version)" = "$debian_version" ] ||
+        die "openvswitch-source's debian/changelog is not $debian_version's"
+fi
+# The tree is `make dist` of Debian's build, Debian's patches applied:
+# reverse them, last first, to reach the upstream tree that dpkg-source
+# applies them to (Debian 13's 3.5.0-1 has none).
+mkdir -p "$tree/debian/patches"
+touch "$tree/debian/patches/series"
 while read -r p; do
     case "$p" in "" | \#*) continue ;; esac
     (cd "$tree" && patch -R -p1 --silent --force --no-backup-if-mismatch <"debian/patches/$p" \
@@ -149,7 +250,7 @@ while read -r p; do
     cp "$top/patches/$p" "$tree/debian/patches/ovscls/"
     echo "ovscls/$(basename "$p")" >>"$tree/debian/patches/series"
     n=$((n + 1))
-done <"$top/patches/series-3.1"
+done <"$top/patches/series-$line"
 step "added the series' $n patches to debian/patches/series (after Debian's)"
 mkdir -p "$tree/debian/ovscls-plugin"
 (cd "$top" && cp -r CMakeLists.txt cmake classifier lookups tail jit plugin "$tree/debian/ovscls-plugin/")
@@ -200,7 +301,7 @@ mail=${DEBEMAIL:-root@$(hostname -f 2>/dev/null || hostname)}
     while read -r p; do
         case "$p" in "" | \#*) continue ;; esac
         echo "    - $(sed -n 's/^Subject: \(\[PATCH[^]]*\] \)\{0,1\}//p' "$top/patches/$p" | head -1)"
-    done <"$top/patches/series-3.1"
+    done <"$top/patches/series-$line"
     echo "  * debian/rules: build the plugin and link it into both ovs-vswitchd."
     echo "  * debian/control: Build-Depends on cmake, g++, libxbyak-dev."
     echo "  * openvswitch-switch: the man page ovs-dpcls-plugin(7)."

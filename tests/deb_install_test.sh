@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The Debian packages (packages/build-deb.sh), installed, run and removed
-# the Debian way, in a throw-away Debian 12 root:
+# the Debian way, in a throw-away root of their Debian release:
 #
-#   tests/deb_install_test.sh DEBS_DIR          in a throw-away root (default)
-#   tests/deb_install_test.sh --here DEBS_DIR   on the machine it runs on
+#   tests/deb_install_test.sh [--release 12|13] DEBS_DIR          in a throw-away root (default)
+#   tests/deb_install_test.sh [--release 12|13] --here DEBS_DIR   on the machine it runs on
 #
-# By default the test runs itself (--here) in a copy of a cached Debian 12
-# root (scripts/debian-root.sh bookworm --profile packages --throwaway: an
+#   --release 12|13   the packages' Debian release: 12 (bookworm, OVS
+#                     3.1.0; the default) or 13 (trixie, OVS 3.5.0)
+#
+# By default the test runs itself (--here) in a copy of a cached root of
+# the release (scripts/debian-root.sh SUITE --profile packages --throwaway: an
 # overlay discarded at the end, its own PID, network, UTS and IPC
 # namespaces, no CAP_SYS_MODULE), so that the machine's packages, files
 # and services are never touched, whatever they are: an operator may run it
@@ -71,7 +74,16 @@ source "$here/vswitchd/lib.sh"
 ctl=/usr/share/openvswitch/scripts/ovs-ctl
 wanted=(openvswitch-common openvswitch-switch openvswitch-switch-dpdk python3-openvswitch)
 
-mode=root
+mode=root release=12
+if [ "${1:-}" = --release ]; then
+    release=${2:?--release needs 12 or 13}
+    shift 2
+fi
+case "$release" in
+    12) suite=bookworm ovs_version=3.1.0 ;;
+    13) suite=trixie ovs_version=3.5.0 ;;
+    *) echo "deb_install_test.sh: --release takes 12 or 13, not '$release'"; exit 2 ;;
+esac
 [ "${1:-}" = --here ] && { mode=here; shift; }
 debs=${1:?usage: deb_install_test.sh [--here] DEBS_DIR}
 debs=$(cd "$debs" && pwd)
@@ -116,7 +128,7 @@ ovs_dirs=(/etc/openvswitch /var/lib/openvswitch /var/log/openvswitch /run/openvs
     /var/lib/dpkg/alternatives/ovs-vswitchd)
 
 if [ "$mode" = root ]; then
-    # ---- on the machine: the test in a throw-away Debian 12 root ----
+    # ---- on the machine: the test in a throw-away root of the release ----
     work=$(mktemp -d /tmp/deb-install-test.XXXXXX)
     trap 'rm -rf "$work"' EXIT
     cc -O2 -Wall -Werror -I"$here" -o "$work/cpu_has" "$here/cpu_has.c" || exit 1
@@ -138,11 +150,11 @@ if [ "$mode" = root ]; then
         ovs_daemons
     }
     host_state >"$work/host-before"
-    echo "# the machine's OVS packages, paths, modules and daemons recorded; the test runs in a throw-away Debian 12 root"
+    echo "# the machine's OVS packages, paths, modules and daemons recorded; the test runs in a throw-away Debian $release ($suite) root"
     rc=0
-    "$top/scripts/debian-root.sh" bookworm --profile packages --throwaway --bind "$debs" -- \
+    "$top/scripts/debian-root.sh" "$suite" --profile packages --throwaway --bind "$debs" -- \
         env DEB_TEST_CPU="$("$work/cpu_has")" DEB_TEST_THROWAWAY_ROOT=1 \
-        tests/deb_install_test.sh --here "$debs" | tee "$work/inner.log" || rc=$?
+        tests/deb_install_test.sh --release "$release" --here "$debs" | tee "$work/inner.log" || rc=$?
     read -r inner_passed inner_failed < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' \
         "$work/inner.log" | tail -1) || true
     passed=${inner_passed:-0}
@@ -185,7 +197,7 @@ if [ ${#refusals[@]} -gt 0 ]; then
     echo "deb_install_test.sh --here: refused: this machine has Open vSwitch already, and the test"
     echo "  installs, runs and purges its own: it could not leave the machine as it was."
     printf '  - %s\n' "${refusals[@]}"
-    echo "  Run it without --here: it then runs in a throw-away Debian 12 root."
+    echo "  Run it without --here: it then runs in a throw-away Debian $release root."
     exit 3
 fi
 
@@ -431,8 +443,8 @@ run_switch() {  # run_switch BINARY LABEL: each ovs-vswitchd of the packages
     check "$label: update-alternatives --set ovs-vswitchd" update-alternatives --set ovs-vswitchd "$binary"
     check "$label: /usr/sbin/ovs-vswitchd is $binary" test "$(readlink -f /usr/sbin/ovs-vswitchd)" = "$binary"
     start_switch "$label"
-    check "$label: ovs-vswitchd --version is Open vSwitch 3.1.0" \
-        grep -q 'ovs-vswitchd (Open vSwitch) 3.1.0' <<<"$(ovs-vswitchd --version)"
+    check "$label: ovs-vswitchd --version is Open vSwitch $ovs_version" \
+        grep -qF "ovs-vswitchd (Open vSwitch) $ovs_version" <<<"$(ovs-vswitchd --version)"
     if [[ $label == *dpdk* ]]; then
         check "$label: ovs-vswitchd-dpdk is built with DPDK" grep -q '^DPDK ' <<<"$(ovs-vswitchd --version)"
     fi

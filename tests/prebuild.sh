@@ -5,7 +5,8 @@
 #   tests/prebuild.sh PARENT_PID
 #
 # the patched ovs-vswitchd of OVS 3.5 (one build serves its plugin-default
-# and autovalidator runs) and 4.0's validate build (patches/cached-build.sh), Debian 12's packages
+# and autovalidator runs) and 4.0's validate build
+# (patches/cached-build.sh), Debian 12's and Debian 13's packages
 # (packages/build-deb.sh) and the aarch64 ovs-vswitchd.  tests/run.sh
 # starts it once OVS 3.1's build is done, as 3.1's testsuite starts.  Why:
 # on 2 cores much of a cold tests/run.sh is builds, and OVS's testsuite
@@ -48,5 +49,6 @@ build() {  # build NAME COMMAND...
 
 build "OVS 3.5 plugin-default" patches/cached-build.sh --ovs 3.5 --plugin-default
 build "OVS 4.0 validate" patches/cached-build.sh --ovs 4.0 --validate
-build "Debian 12 packages" packages/build-deb.sh
+build "Debian 12 packages" packages/build-deb.sh --release 12
+build "Debian 13 packages" packages/build-deb.sh --release 13
 build "OVS 3.1 aarch64 plugin-default" patches/cached-build.sh --host aarch64-linux-gnu --plugin-default

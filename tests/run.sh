@@ -22,8 +22,9 @@
 #               OVS's own testsuite subsets and the project's end-to-end
 #               tests (tests/vswitchd/run.sh)
 #   host-safety what the root-run scripts refuse and leave behind
-#   packages    Debian 12's openvswitch packages rebuilt with the plugin,
-#               installed over Debian's, run with ovs-ctl and purged
+#   packages    Debian 12's and Debian 13's openvswitch packages rebuilt
+#               with the plugin, installed over Debian's, run with ovs-ctl
+#               and purged
 #   emulated    the tests on emulated CPUs without AVX512, without AVX2
 #
 #   tests/run.sh                 every phase (what .ci/run runs)
@@ -322,18 +323,22 @@ if selected_label host-safety; then
 fi
 
 # ---- packages ----
-# Debian 12's own openvswitch source package with the series and the
-# plugin (packages/build-deb.sh, cached), installed over Debian's packages
-# with apt in a throw-away Debian 12 root, run with ovs-ctl (both
+# Debian's own openvswitch packages of Debian 12 (3.1) and Debian 13 (3.5,
+# built in the Debian 13 root) with the series and the plugin
+# (packages/build-deb.sh, cached), installed over Debian's packages with
+# apt in a throw-away root of their release, run with ovs-ctl (both
 # ovs-vswitchd alternatives), taken back to Debian's and purged, the root
 # compared with before and the machine checked to be unchanged.
-debian_packages() {
+debian_packages() {  # debian_packages RELEASE
     local debs
-    debs=$(packages/build-deb.sh | tail -1) && tests/deb_install_test.sh "$debs"
+    debs=$(packages/build-deb.sh --release "$1" | tail -1) &&
+        tests/deb_install_test.sh --release "$1" "$debs"
 }
 if selected_label packages; then
     phase "Debian 12 packages with the plugin: build, install over Debian's, run with ovs-ctl, purge"
-    count debian_packages
+    count debian_packages 12
+    phase "Debian 13 packages with the plugin: build (Debian 13 root), install over Debian's, run with ovs-ctl, purge"
+    count debian_packages 13
 fi
 
 # ---- aarch64 (the switch) ----
