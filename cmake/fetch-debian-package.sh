@@ -12,6 +12,11 @@
 #   fetch-debian-package.sh SUITE dsc NAME=VERSION [SHA256]      the .dsc and
 #                                   every file of the source package but its
 #                                   upstream tarball(s) (the Debian tarball)
+#   fetch-debian-package.sh SUITE debs NAME=VERSION   the .deb files of every
+#                                   binary package that source package NAME
+#                                   VERSION built for this machine's
+#                                   architecture and 'all' (binNMUs such as
+#                                   3.5.0-1+b1 included), as Debian ships them
 #
 # SHA256, when given, pins the .deb (binary) or the .dsc (source, whose
 # checksums pin the tarballs): a rebuilt or changed package is refused.
@@ -21,17 +26,18 @@
 # (dpkg-source -x, Debian's patches applied); for `dsc`, a folder with the
 # files, each checked against the archive's Sources index by apt-helper
 # (for a package whose upstream tarball the mirror no longer serves: the
-# caller supplies the upstream tree).  A second call finds it in
+# caller supplies the upstream tree); for `debs`, a folder with the .debs.
+# A second call finds it in
 # the cache.  SUITE is a Debian suite (trixie, bookworm-security: from
 # $DEBIAN_SECURITY_MIRROR, default http://deb.debian.org/debian-security); the mirror is
 # $DEBIAN_MIRROR (default http://deb.debian.org/debian).
 set -euo pipefail
-usage="usage: fetch-debian-package.sh SUITE binary|source|dsc NAME=VERSION [SHA256] | SUITE versions NAME"
+usage="usage: fetch-debian-package.sh SUITE binary|source|dsc|debs NAME=VERSION [SHA256] | SUITE versions NAME"
 suite=${1:?$usage}
 kind=${2:?$usage}
 spec=${3:?$usage}
 pinned=${4:-}
-case "$kind" in binary | source | dsc | versions) ;; *) echo "$usage" >&2; exit 2 ;; esac
+case "$kind" in binary | source | dsc | debs | versions) ;; *) echo "$usage" >&2; exit 2 ;; esac
 case "$kind:$spec" in
     versions:*=*) echo "fetch-debian-package.sh: versions takes a source package's NAME" >&2; exit 2 ;;
     versions:*) name=$spec version=any ;;
@@ -136,6 +142,31 @@ elif [ "$kind" = dsc ]; then
     done < <(grep "^'" "$work/uris")
     check_pin files/*.dsc
     tree=files
+elif [ "$kind" = debs ]; then
+    # The binary packages the source lists (Binary:), each in the version
+    # built from VERSION: its own Version, or a binNMU's whose Source
+    # field names VERSION ("openvswitch (3.5.0-1)").  One built for
+    # another architecture only is not in this architecture's index.
+    binaries=$(apt-cache "${apt_opts[@]}" showsrc "$name" 2>/dev/null | awk -F': ' -v ver="$version" '
+        /^Package: / { b = "" } /^[A-Za-z-]+: / { inb = 0 } /^Binary: / { b = $2; inb = 1; next }
+        /^ / && inb { b = b $0 }
+        /^Version: / && $2 == ver { v = 1 } /^$/ { if (v && b != "") { gsub(/, */, " ", b); print b; exit } v = 0 }')
+    [ -n "$binaries" ] || { echo "fetch-debian-package.sh: $suite has no source package $name=$version" >&2; exit 1; }
+    mkdir debs
+    for b in $binaries; do
+        v=$(apt-cache "${apt_opts[@]}" show "$b" 2>/dev/null | awk -v src="$name" -v ver="$version" '
+            /^Version: / { v = $2 }
+            /^Source: / { s = $2; sv = ($3 == "") ? "" : substr($3, 2, length($3) - 2) }
+            /^$/ { if (v != "" && s == src && (sv == ver || (sv == "" && v == ver))) { print v; exit }
+                   v = ""; s = src; sv = "" }
+            BEGIN { s = src }
+            END { if (v != "" && s == src && (sv == ver || (sv == "" && v == ver))) print v }' | head -1)
+        [ -n "$v" ] || continue
+        (cd debs && apt-get "${apt_opts[@]}" -q download "$b=$v") >>"$work/fetch.log" 2>&1 ||
+            { tail -20 "$work/fetch.log" >&2; exit 1; }
+    done
+    ls debs/*.deb >/dev/null 2>&1 || { echo "fetch-debian-package.sh: no binary package of $name=$version in $suite" >&2; exit 1; }
+    tree=debs
 else
     command -v dpkg-source >/dev/null ||
         { echo "fetch-debian-package.sh: needs dpkg-source (apt-get install dpkg-dev)" >&2; exit 1; }

@@ -42,9 +42,15 @@
 #      404, though trixie's Sources index lists them), but
 #      openvswitch-source 3.5.0-1 ships the tree it was built from with
 #      Debian's debian/ of that version (its changelog's first entry is
-#      3.5.0-1, and it has no debian/patches: Debian patches nothing), the
-#      tree cmake/ovs-sources.txt pins for 3.5: the packages are built from
-#      it.
+#      3.5.0-1; "d/patches/*: Drop": Debian patches nothing), the tree
+#      cmake/ovs-sources.txt pins for 3.5: the packages are built from it.
+#      Being `make distdir` output, its debian/ lacks nine files that
+#      debian/automake.mk does not distribute: the five Debian installs
+#      verbatim are taken from Debian's 3.5.0-1 binary packages, the other
+#      four (openvswitch-switch-dpdk.install, python3-openvswitch.install,
+#      openvswitch-common.postinst, openvswitch-switch.preinst) from
+#      Debian's openvswitch 4.0.0-2 source package, pinned; step 4 proves
+#      the result.
 #   2. The series (patches/series-3.1 or -3.5) goes to debian/patches/ovscls/, after
 #      Debian's in debian/patches/series; the plugin's sources (the CMake
 #      project without its tests) to debian/ovscls-plugin/; debian/rules
@@ -60,6 +66,10 @@
 #   3. dpkg-buildpackage -b with DEB_BUILD_OPTIONS=nocheck (the project's
 #      tests cover the series: tests/run.sh runs OVS's own testsuite on it)
 #      builds every binary package, openvswitch-switch-dpdk included.
+#   4. packages/compare-with-debian.sh: every package ships the paths,
+#      conffiles and maintainer scripts of Debian's own binary package of
+#      that version, the man page added; any other difference fails the
+#      build (the report is kept as compare-with-debian.txt).
 #
 # The packages go to a folder of the build cache ($OVS_BUILD_CACHE, default
 # /var/cache/ovs-dpcls-plugin) named by the version and a key over every
@@ -229,6 +239,38 @@ else
     fi
     [ "$(cd "$tree" && dpkg-parsechangelog -S Version)" = "$debian_version" ] ||
         die "openvswitch-source's debian/changelog is not $debian_version's"
+    # That tree is Debian's `make distdir` (debian/rules), so its debian/
+    # holds only the files debian/automake.mk distributes: nine that the
+    # build needs are not among them.  Those Debian installs as they are
+    # come from Debian's own binary packages of this version; the rest
+    # (two dh_install lists, two maintainer scripts) from Debian's next
+    # upload of the same packaging, openvswitch 4.0.0-2's source package
+    # (pinned by its .dsc), whose files these are unchanged.  Step 4
+    # checks the result against Debian's packages of this version.
+    step "completing debian/ from Debian's $debian_version binaries and 4.0.0-2 source package"
+    debs=$("$top/cmake/fetch-debian-package.sh" "$debian_suite" debs "openvswitch=$debian_version" | tail -1)
+    from_deb() {  # PACKAGE PATH-IN-PACKAGE DEBIAN-FILE
+        local d
+        d=$(mktemp -d)
+        dpkg-deb -x "$(ls "$debs/$1"_*.deb)" "$d" && mkdir -p "$(dirname "$tree/debian/$3")" &&
+            cp "$d/$2" "$tree/debian/$3" || die "no $2 in Debian's $1 $debian_version"
+        rm -rf "$d"
+    }
+    from_deb openvswitch-vtep etc/openvswitch-vtep/openvswitch-vtep.sh scripts/openvswitch-vtep.sh
+    for f in openvswitch-testcontroller.default openvswitch-testcontroller.sh; do
+        from_deb openvswitch-testcontroller "etc/openvswitch-testcontroller/$f" "scripts/$f"
+    done
+    for p in openvswitch-common openvswitch-switch; do
+        from_deb "$p" "usr/share/lintian/overrides/$p" "$p.lintian-overrides"
+    done
+    next=$("$top/cmake/fetch-debian-package.sh" forky dsc openvswitch=4.0.0-2 \
+        eea5aee0fc5c0d278753a67d85ae59e0ab1de43962fddb59245afac5cd123de5 | tail -1)
+    for f in openvswitch-switch-dpdk.install python3-openvswitch.install \
+        openvswitch-common.postinst openvswitch-switch.preinst; do
+        [ ! -e "$tree/debian/$f" ] || die "openvswitch-source's debian/ has $f now: drop it from this list"
+        tar -xJf "$next"/openvswitch_4.0.0-2.debian.tar.xz -C "$tree" "debian/$f" ||
+            die "no debian/$f in Debian's openvswitch 4.0.0-2"
+    done
 fi
 # The tree is `make dist` of Debian's build, Debian's patches applied:
 # reverse them, last first, to reach the upstream tree that dpkg-source
@@ -331,7 +373,18 @@ step "dpkg-buildpackage -b (DEB_BUILD_OPTIONS=nocheck parallel=$(nproc)); log in
     >>"$log" 2>&1 || fail "dpkg-buildpackage"
 step "built in $((SECONDS - start)) s; ccache: $(ccache_stats "$work/ccache-stats.log")"
 
-# ---- 4. The folder ----
+# ---- 4. Debian's packages, file by file ----
+# The rebuilt packages ship what Debian's do (paths, conffiles, maintainer
+# scripts), plus the plugin's man page: packages/compare-with-debian.sh.
+# This is what proves a debian/ completed above to be Debian's.
+debs=$("$top/cmake/fetch-debian-package.sh" "$debian_suite" debs "openvswitch=$debian_version" | tail -1)
+"$here/compare-with-debian.sh" "$work" "$debs" >"$work/compare-with-debian.txt" 2>&1 || {
+    cat "$work/compare-with-debian.txt" >&2
+    die "the packages differ from Debian's $debian_version (above)"
+}
+step "the packages ship Debian's $debian_version files, conffiles and maintainer scripts (+ the man page)"
+
+# ---- 5. The folder ----
 rm -rf "$result" "$result.tmp"
 mkdir -p "$result.tmp"
 mv "$work"/*.deb "$work"/*.buildinfo "$work"/*.changes "$result.tmp/"
@@ -341,6 +394,7 @@ for deb in "$result.tmp"/*.deb; do
     stat -c '%s' "$deb"
 done | awk '{ printf "%-36s %-32s %-6s %10d bytes\n", $1, $2, $3, $4 }' >"$result.tmp/PACKAGES"
 cp "$log" "$result.tmp/build.log"
+cp "$work/compare-with-debian.txt" "$result.tmp/"
 touch "$result.tmp/.built"
 mv "$result.tmp" "$result"
 rm -rf "$work"

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Compares packages built by packages/build-deb.sh with Debian's own binary
+# packages of the same source version, so that a rebuild which ships a file
+# less, a file more, another conffile or another maintainer script than
+# Debian's is caught before an operator installs it.
+#
+#   packages/compare-with-debian.sh OURS DEBIAN
+#
+#   OURS     a folder with the rebuilt .debs (build-deb.sh's result)
+#   DEBIAN   a folder with Debian's .debs of that source version
+#            (cmake/fetch-debian-package.sh SUITE debs openvswitch=VERSION)
+#
+# For every package in DEBIAN, the package of the same name in OURS must
+# have (1) the same paths (dpkg-deb -c), but for the files the plugin adds,
+# listed below; (2) the same conffiles; (3) the same maintainer scripts
+# (preinst, postinst, prerm, postrm), debhelper's version stamps in the
+# "Automatically added by dh_...\/13.x" lines aside.  Contents of binaries
+# are not compared: they are built here, with the series in them.  OURS'
+# -dbgsym packages have no counterpart (Debian ships them elsewhere).
+# Prints one line per package and each difference; exits 1 on any.
+set -euo pipefail
+ours=${1:?usage: compare-with-debian.sh OURS DEBIAN}
+debian=${2:?usage: compare-with-debian.sh OURS DEBIAN}
+
+# What the rebuilt packages add to Debian's, by package: the plugin's man
+# page (build-deb.sh, openvswitch-switch.manpages).
+added() {
+    case "$1" in
+        openvswitch-switch) printf '%s\n' ./usr/share/man/man7/ ./usr/share/man/man7/ovs-dpcls-plugin.7.gz ;;
+    esac
+}
+paths() { dpkg-deb -c "$1" | awk '{ print $6 }' | LC_ALL=C sort; }
+control_file() {  # DEB NAME: the control-area file NAME, stamps normalised
+    local dir
+    dir=$(mktemp -d)
+    dpkg-deb -e "$1" "$dir"
+    [ ! -f "$dir/$2" ] || sed -E 's#(Automatically added by dh_[a-z_]+)/[0-9][0-9.~+a-z]*#\1/VERSION#' "$dir/$2"
+    rm -rf "$dir"
+}
+
+status=0
+checked=0
+for theirs in "$debian"/*.deb; do
+    name=$(dpkg-deb -f "$theirs" Package)
+    mine=$(find "$ours" -maxdepth 1 -name "${name}_*.deb" | head -1)
+    if [ -z "$mine" ]; then
+        echo "$name: MISSING (Debian ships $(basename "$theirs"))"
+        status=1
+        continue
+    fi
+    diffs=""
+    expected=$( (paths "$theirs"; added "$name") | LC_ALL=C sort)
+    d=$(diff <(echo "$expected") <(paths "$mine") | grep '^[<>]' || true)
+    [ -z "$d" ] || diffs+="  files (< only Debian's, > only ours):"$'\n'"$(sed 's/^/    /' <<<"$d")"$'\n'
+    for f in conffiles preinst postinst prerm postrm; do
+        d=$(diff <(control_file "$theirs" "$f") <(control_file "$mine" "$f") || true)
+        [ -z "$d" ] || diffs+="  $f (< Debian's, > ours):"$'\n'"$(sed 's/^/    /' <<<"$d")"$'\n'
+    done
+    checked=$((checked + 1))
+    if [ -n "$diffs" ]; then
+        echo "$name: DIFFERS from $(basename "$theirs")"
+        printf '%s' "$diffs"
+        status=1
+    else
+        echo "$name: same files$([ -z "$(added "$name")" ] || echo " (+ $(added "$name" | tail -1 | xargs basename))"), conffiles and maintainer scripts as $(basename "$theirs")"
+    fi
+done
+[ "$checked" -gt 0 ] || { echo "compare-with-debian.sh: no Debian package in $debian" >&2; exit 1; }
+exit "$status"
