@@ -44,11 +44,12 @@
 #      Debian's debian/ of that version (its changelog's first entry is
 #      3.5.0-1; "d/patches/*: Drop": Debian patches nothing), the tree
 #      cmake/ovs-sources.txt pins for 3.5: the packages are built from it.
-#      Being `make distdir` output, its debian/ lacks nine files that
+#      Being `make distdir` output, its debian/ lacks ten files that
 #      debian/automake.mk does not distribute: the five Debian installs
 #      verbatim are taken from Debian's 3.5.0-1 binary packages, the other
-#      four (openvswitch-switch-dpdk.install, python3-openvswitch.install,
-#      openvswitch-common.postinst, openvswitch-switch.preinst) from
+#      five (openvswitch-switch-dpdk.install, python3-openvswitch.install,
+#      openvswitch-source.docs, openvswitch-common.postinst,
+#      openvswitch-switch.preinst) from
 #      Debian's openvswitch 4.0.0-2 source package, pinned; step 4 proves
 #      the result.
 #   2. The series (patches/series-3.1 or -3.5) goes to debian/patches/ovscls/, after
@@ -240,13 +241,14 @@ else
     [ "$(cd "$tree" && dpkg-parsechangelog -S Version)" = "$debian_version" ] ||
         die "openvswitch-source's debian/changelog is not $debian_version's"
     # That tree is Debian's `make distdir` (debian/rules), so its debian/
-    # holds only the files debian/automake.mk distributes: nine that the
-    # build needs are not among them.  Those Debian installs as they are
-    # come from Debian's own binary packages of this version; the rest
-    # (two dh_install lists, two maintainer scripts) from Debian's next
-    # upload of the same packaging, openvswitch 4.0.0-2's source package
-    # (pinned by its .dsc), whose files these are unchanged.  Step 4
-    # checks the result against Debian's packages of this version.
+    # holds only the files debian/automake.mk distributes: ten that the
+    # build needs are not among them.  The five Debian installs as they
+    # are come from Debian's own binary packages of this version; the
+    # rest (two dh_install lists, a dh_installdocs list, two maintainer
+    # scripts) from Debian's next upload of the same packaging,
+    # openvswitch 4.0.0-2's source package (pinned by its .dsc).  Step 4
+    # checks the result against Debian's packages of this version: that
+    # is what shows these to be 3.5.0-1's (it found the tenth file).
     step "completing debian/ from Debian's $debian_version binaries and 4.0.0-2 source package"
     debs=$("$top/cmake/fetch-debian-package.sh" "$debian_suite" debs "openvswitch=$debian_version" | tail -1)
     from_deb() {  # PACKAGE PATH-IN-PACKAGE DEBIAN-FILE
@@ -266,7 +268,7 @@ else
     next=$("$top/cmake/fetch-debian-package.sh" forky dsc openvswitch=4.0.0-2 \
         eea5aee0fc5c0d278753a67d85ae59e0ab1de43962fddb59245afac5cd123de5 | tail -1)
     for f in openvswitch-switch-dpdk.install python3-openvswitch.install \
-        openvswitch-common.postinst openvswitch-switch.preinst; do
+        openvswitch-common.postinst openvswitch-switch.preinst openvswitch-source.docs; do
         [ ! -e "$tree/debian/$f" ] || die "openvswitch-source's debian/ has $f now: drop it from this list"
         tar -xJf "$next"/openvswitch_4.0.0-2.debian.tar.xz -C "$tree" "debian/$f" ||
             die "no debian/$f in Debian's openvswitch 4.0.0-2"
@@ -378,7 +380,18 @@ step "built in $((SECONDS - start)) s; ccache: $(ccache_stats "$work/ccache-stat
 # scripts), plus the plugin's man page: packages/compare-with-debian.sh.
 # This is what proves a debian/ completed above to be Debian's.
 debs=$("$top/cmake/fetch-debian-package.sh" "$debian_suite" debs "openvswitch=$debian_version" | tail -1)
-"$here/compare-with-debian.sh" "$work" "$debs" >"$work/compare-with-debian.txt" 2>&1 || {
+{
+    printf 'openvswitch-switch %s\n' ./usr/share/man/man7/ ./usr/share/man/man7/ovs-dpcls-plugin.7.gz
+    # openvswitch-source ships the tree (3.5) or a tarball of it (3.1):
+    # in the tree, the files the series creates.
+    if dpkg-deb -c "$(ls "$work"/openvswitch-source_*.deb)" | grep -q ' \./usr/src/openvswitch/NEWS$'; then
+        while read -r p; do
+            case "$p" in "" | \#*) continue ;; esac
+            sed -n '/^--- \/dev\/null$/{n;s|^+++ b/|openvswitch-source ./usr/src/openvswitch/|p}' "$top/patches/$p"
+        done <"$top/patches/series-$line"
+    fi
+} >"$work/added-to-debian"
+"$here/compare-with-debian.sh" "$work" "$debs" "$work/added-to-debian" >"$work/compare-with-debian.txt" 2>&1 || {
     cat "$work/compare-with-debian.txt" >&2
     die "the packages differ from Debian's $debian_version (above)"
 }

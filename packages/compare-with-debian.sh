@@ -4,31 +4,33 @@
 # less, a file more, another conffile or another maintainer script than
 # Debian's is caught before an operator installs it.
 #
-#   packages/compare-with-debian.sh OURS DEBIAN
+#   packages/compare-with-debian.sh OURS DEBIAN [ADDED]
 #
 #   OURS     a folder with the rebuilt .debs (build-deb.sh's result)
 #   DEBIAN   a folder with Debian's .debs of that source version
 #            (cmake/fetch-debian-package.sh SUITE debs openvswitch=VERSION)
+#   ADDED    a file of "PACKAGE PATH" lines: the paths the rebuild adds on
+#            purpose (build-deb.sh writes it: the plugin's man page, the
+#            files the series creates in openvswitch-source's tree)
 #
 # For every package in DEBIAN, the package of the same name in OURS must
-# have (1) the same paths (dpkg-deb -c), but for the files the plugin adds,
-# listed below; (2) the same conffiles; (3) the same maintainer scripts
-# (preinst, postinst, prerm, postrm), debhelper's version stamps in the
-# "Automatically added by dh_...\/13.x" lines aside.  Contents of binaries
-# are not compared: they are built here, with the series in them.  OURS'
-# -dbgsym packages have no counterpart (Debian ships them elsewhere).
-# Prints one line per package and each difference; exits 1 on any.
+# have (1) the same paths (dpkg-deb -c), but for ADDED's; (2) the same
+# conffiles; (3) the same maintainer scripts (preinst, postinst, prerm,
+# postrm), debhelper's version stamps in the "Automatically added by
+# dh_.../13.x" lines aside.  One path of Debian's is not expected: the
+# changelog of a binNMU (usr/share/doc/PACKAGE/changelog.Debian.ARCH.gz,
+# in a package whose version ends in +bN: Debian's rebuild of the same
+# source, which this is not).  Contents of binaries are not compared: they
+# are built here, with the series in them.  OURS' -dbgsym packages have no
+# counterpart (Debian ships them elsewhere).  Prints one line per package
+# and each difference; exits 1 on any.
 set -euo pipefail
-ours=${1:?usage: compare-with-debian.sh OURS DEBIAN}
-debian=${2:?usage: compare-with-debian.sh OURS DEBIAN}
+usage="usage: compare-with-debian.sh OURS DEBIAN [ADDED]"
+ours=${1:?$usage}
+debian=${2:?$usage}
+added_file=${3:-/dev/null}
 
-# What the rebuilt packages add to Debian's, by package: the plugin's man
-# page (build-deb.sh, openvswitch-switch.manpages).
-added() {
-    case "$1" in
-        openvswitch-switch) printf '%s\n' ./usr/share/man/man7/ ./usr/share/man/man7/ovs-dpcls-plugin.7.gz ;;
-    esac
-}
+added() { awk -v p="$1" '$1 == p { print $2 }' "$added_file"; }
 paths() { dpkg-deb -c "$1" | awk '{ print $6 }' | LC_ALL=C sort; }
 control_file() {  # DEB NAME: the control-area file NAME, stamps normalised
     local dir
@@ -49,7 +51,10 @@ for theirs in "$debian"/*.deb; do
         continue
     fi
     diffs=""
-    expected=$( (paths "$theirs"; added "$name") | LC_ALL=C sort)
+    version=$(dpkg-deb -f "$theirs" Version)
+    expected=$( (paths "$theirs" | if [[ $version =~ \+b[0-9]+$ ]]; then
+        grep -vxF "./usr/share/doc/$name/changelog.Debian.$(dpkg-deb -f "$theirs" Architecture).gz"
+    else cat; fi; added "$name") | LC_ALL=C sort -u)
     d=$(diff <(echo "$expected") <(paths "$mine") | grep '^[<>]' || true)
     [ -z "$d" ] || diffs+="  files (< only Debian's, > only ours):"$'\n'"$(sed 's/^/    /' <<<"$d")"$'\n'
     for f in conffiles preinst postinst prerm postrm; do
@@ -62,7 +67,8 @@ for theirs in "$debian"/*.deb; do
         printf '%s' "$diffs"
         status=1
     else
-        echo "$name: same files$([ -z "$(added "$name")" ] || echo " (+ $(added "$name" | tail -1 | xargs basename))"), conffiles and maintainer scripts as $(basename "$theirs")"
+        n=$(added "$name" | grep -cv '/$' || true)
+        echo "$name: same files$([ "$n" = 0 ] || echo " (+ $n added: $(added "$name" | grep -v '/$' | xargs -n1 basename | paste -sd' '))"), conffiles and maintainer scripts as $(basename "$theirs")"
     fi
 done
 [ "$checked" -gt 0 ] || { echo "compare-with-debian.sh: no Debian package in $debian" >&2; exit 1; }
