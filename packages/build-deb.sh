@@ -187,8 +187,36 @@ copy_out() {
     cp "$result"/*.deb "$result/SHA256SUMS" "$result/PACKAGES" "$out/"
     step "copied $(ls "$result"/*.deb | wc -l) packages, SHA256SUMS and PACKAGES into $out"
 }
+# The rebuilt packages ship what Debian's do (paths, conffiles, maintainer
+# scripts), plus the plugin's man page and, in openvswitch-source's tree,
+# the files the series creates: packages/compare-with-debian.sh.  This is
+# what proves a debian/ completed in step 1 to be Debian's.  Run on every
+# call, a cached result included (it takes seconds), so that the check
+# in force is the one that passed.  Writes DIR/compare-with-debian.txt.
+compare_with_debian() {  # compare_with_debian DIR: the .debs in DIR
+    local debs
+    debs=$("$top/cmake/fetch-debian-package.sh" "$debian_suite" debs "openvswitch=$debian_version" | tail -1) ||
+        die "fetching Debian's own packages of $debian_version to compare with failed"
+    {
+        printf 'openvswitch-switch %s\n' ./usr/share/man/man7/ ./usr/share/man/man7/ovs-dpcls-plugin.7.gz
+        # openvswitch-source ships the tree (3.5) or a tarball of it (3.1):
+        # in the tree, the files the series creates.
+        if dpkg-deb -c "$(ls "$1"/openvswitch-source_*.deb)" | grep ' \./usr/src/openvswitch/NEWS$' >/dev/null; then
+            while read -r p; do
+                case "$p" in "" | \#*) continue ;; esac
+                sed -n '/^--- \/dev\/null$/{n;s|^+++ b/|openvswitch-source ./usr/src/openvswitch/|p}' "$top/patches/$p"
+            done <"$top/patches/series-$line"
+        fi
+    } >"$1/added-to-debian"
+    "$here/compare-with-debian.sh" "$1" "$debs" "$1/added-to-debian" >"$1/compare-with-debian.txt" 2>&1 || {
+        cat "$1/compare-with-debian.txt" >&2
+        die "the packages in $1 differ from Debian's $debian_version (above)"
+    }
+    step "the packages ship Debian's $debian_version files, conffiles and maintainer scripts (+ the man page)"
+}
 if [ -f "$result/.built" ]; then
     step "cached: $result"
+    compare_with_debian "$result"
     copy_out
     echo "$result"
     exit 0
@@ -375,27 +403,8 @@ step "dpkg-buildpackage -b (DEB_BUILD_OPTIONS=nocheck parallel=$(nproc)); log in
     >>"$log" 2>&1 || fail "dpkg-buildpackage"
 step "built in $((SECONDS - start)) s; ccache: $(ccache_stats "$work/ccache-stats.log")"
 
-# ---- 4. Debian's packages, file by file ----
-# The rebuilt packages ship what Debian's do (paths, conffiles, maintainer
-# scripts), plus the plugin's man page: packages/compare-with-debian.sh.
-# This is what proves a debian/ completed above to be Debian's.
-debs=$("$top/cmake/fetch-debian-package.sh" "$debian_suite" debs "openvswitch=$debian_version" | tail -1)
-{
-    printf 'openvswitch-switch %s\n' ./usr/share/man/man7/ ./usr/share/man/man7/ovs-dpcls-plugin.7.gz
-    # openvswitch-source ships the tree (3.5) or a tarball of it (3.1):
-    # in the tree, the files the series creates.
-    if dpkg-deb -c "$(ls "$work"/openvswitch-source_*.deb)" | grep -q ' \./usr/src/openvswitch/NEWS$'; then
-        while read -r p; do
-            case "$p" in "" | \#*) continue ;; esac
-            sed -n '/^--- \/dev\/null$/{n;s|^+++ b/|openvswitch-source ./usr/src/openvswitch/|p}' "$top/patches/$p"
-        done <"$top/patches/series-$line"
-    fi
-} >"$work/added-to-debian"
-"$here/compare-with-debian.sh" "$work" "$debs" "$work/added-to-debian" >"$work/compare-with-debian.txt" 2>&1 || {
-    cat "$work/compare-with-debian.txt" >&2
-    die "the packages differ from Debian's $debian_version (above)"
-}
-step "the packages ship Debian's $debian_version files, conffiles and maintainer scripts (+ the man page)"
+# ---- 4. Debian's packages, file by file (compare_with_debian, above) ----
+compare_with_debian "$work"
 
 # ---- 5. The folder ----
 rm -rf "$result" "$result.tmp"
