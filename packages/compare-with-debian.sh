@@ -32,18 +32,16 @@ added_file=${3:-/dev/null}
 
 added() { awk -v p="$1" '$1 == p { print $2 }' "$added_file"; }
 paths() { dpkg-deb -c "$1" | awk '{ print $6 }' | LC_ALL=C sort; }
-control_file() {  # DEB NAME: the control-area file NAME, stamps normalised
-    local dir
-    dir=$(mktemp -d)
-    dpkg-deb -e "$1" "$dir"
-    [ ! -f "$dir/$2" ] || sed -E 's#(Automatically added by dh_[a-z_]+)/[0-9][0-9.~+a-z]*#\1/VERSION#' "$dir/$2"
-    rm -rf "$dir"
-}
+# A control-area file with debhelper's version stamps normalised (empty
+# when the package has none).
+script() { [ ! -f "$1" ] || sed -E 's#(Automatically added by dh_[a-z_]+)/[0-9][0-9.~+a-z]*#\1/VERSION#' "$1"; }
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
 
 status=0
 checked=0
 for theirs in "$debian"/*.deb; do
-    name=$(dpkg-deb -f "$theirs" Package)
+    read -r name version arch < <(dpkg-deb -W --showformat='${Package} ${Version} ${Architecture}\n' "$theirs")
     mine=$(find "$ours" -maxdepth 1 -name "${name}_*.deb" | head -1)
     if [ -z "$mine" ]; then
         echo "$name: MISSING (Debian ships $(basename "$theirs"))"
@@ -51,14 +49,17 @@ for theirs in "$debian"/*.deb; do
         continue
     fi
     diffs=""
-    version=$(dpkg-deb -f "$theirs" Version)
     expected=$( (paths "$theirs" | if [[ $version =~ \+b[0-9]+$ ]]; then
-        grep -vxF "./usr/share/doc/$name/changelog.Debian.$(dpkg-deb -f "$theirs" Architecture).gz"
+        grep -vxF "./usr/share/doc/$name/changelog.Debian.$arch.gz"
     else cat; fi; added "$name") | LC_ALL=C sort -u)
     d=$(diff <(echo "$expected") <(paths "$mine") | grep '^[<>]' || true)
     [ -z "$d" ] || diffs+="  files (< only Debian's, > only ours):"$'\n'"$(sed 's/^/    /' <<<"$d")"$'\n'
+    # Each control area unpacked once, its five files compared.
+    rm -rf "$scratch/theirs" "$scratch/mine"
+    dpkg-deb -e "$theirs" "$scratch/theirs"
+    dpkg-deb -e "$mine" "$scratch/mine"
     for f in conffiles preinst postinst prerm postrm; do
-        d=$(diff <(control_file "$theirs" "$f") <(control_file "$mine" "$f") || true)
+        d=$(diff <(script "$scratch/theirs/$f") <(script "$scratch/mine/$f") || true)
         [ -z "$d" ] || diffs+="  $f (< Debian's, > ours):"$'\n'"$(sed 's/^/    /' <<<"$d")"$'\n'
     done
     checked=$((checked + 1))
