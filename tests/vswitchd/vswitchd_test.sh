@@ -311,7 +311,9 @@ done
 #   under qemu-x86_64, the p1 subtables' code changed while the order held
 #   and no fused lookup came back: most likely udp53 moved to TCP's map,
 #   which cannot fuse with nw_dst/16's (not confirmed: nothing shows a
-#   subtable's fast-path map; see the note of 2026-12-05).
+#   subtable's fast-path map).  That rule counts misses of other maps as
+#   the subtable's own slow keys: a flaw of the JIT, not of this test,
+#   which this traffic stays clear of rather than tests.
 send_fused() {  # send_fused ROUNDS: `send`, and 3 more udp53 and 3 net1 per queue
     local qid round  # not `r`: send's loop variable is global
     for ((round = 0; round < $1; round++)); do
