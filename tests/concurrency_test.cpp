@@ -331,6 +331,7 @@ TEST(Concurrency, StableRulesAreNeverMissedWhileWritersChurn) {
         // the engine has tiered one up (at most 30 s).
         const auto settle_start = Clock::now();
         size_t on_jit = 0;
+        uint64_t tier_ups = 0;
         while (true) {
             on_jit = 0;
             for (Pmd& pmd : pmds) {
@@ -340,8 +341,9 @@ TEST(Concurrency, StableRulesAreNeverMissedWhileWritersChurn) {
                     on_jit += st.impl == "jit_avx2";
                 }
             }
-            const bool tiered = engine.stats().tier_ups > 0;
-            if ((on_jit > 0 && tiered) || Clock::now() - settle_start > std::chrono::seconds(30)) {
+            tier_ups = engine.stats().tier_ups;
+            if ((on_jit > 0 && tier_ups > 0) ||
+                Clock::now() - settle_start > std::chrono::seconds(30)) {
                 break;
             }
             ovsb_rcu_quiesce_start();
@@ -354,7 +356,6 @@ TEST(Concurrency, StableRulesAreNeverMissedWhileWritersChurn) {
                                                                                      settle_start)
                         .count());
         EXPECT_GT(on_jit, 0u) << "no stable subtable ends on JIT code within 30 s";
-        const uint64_t tier_ups = engine.stats().tier_ups;
         std::printf("tier-ups: %llu during the churn, %llu in all\n",
                     (unsigned long long)jit.tier_ups, (unsigned long long)tier_ups);
         EXPECT_GT(tier_ups, 0u) << "no subtable tiered up to its keys' map within 30 s";
