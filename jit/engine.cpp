@@ -536,8 +536,9 @@ void Engine::claim_profile_slot(const dpcls_subtable* subtable, SubtableJit& st)
     state_->no_profile_slot++;
 }
 
-// Tier 2: most of this subtable's keys took the slow path since the last
-// probe, so its sampled map becomes the fast path's.
+// Tier 2: most of this subtable's hits since the last probe came by the
+// slow path (its profile counts only keys it matched), so their sampled map
+// becomes the fast path's.
 void Engine::maybe_tier_up(const dpcls_subtable* subtable, SubtableJit& st, uint32_t hits) {
     if (st.tier_ups >= kMaxTierUps || st.pending) {
         return;

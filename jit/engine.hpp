@@ -10,9 +10,10 @@
 // at least `hot_hits` hits in the interval, the probe asks the compiler
 // thread (compiler_thread.hpp) for a lookup of its mask map with no fast
 // path (tier 1) and keeps declining; at a later ranking it finds the code
-// ready and returns it.  That code's slow path samples the packets' maps
-// into the subtable's own profile slot (ProfileSlot).  When, over a ranking
-// interval, most of the subtable's keys took the slow path, the probe asks
+// ready and returns it.  That code samples the maps of the keys it matched
+// by its slow path into the subtable's own profile slot (ProfileSlot).
+// When, over a ranking interval, most of the subtable's hits came by the
+// slow path, the probe asks
 // for code with the sampled map as the fast path's expected map (tier 2),
 // at most kMaxTierUps times.  Each step only swaps the subtable's function
 // pointer; the code it replaces is freed after an RCU grace period once the

@@ -49,11 +49,11 @@ struct Round1Regs {
     Reg64 final = util::rcx;    // hash_finish()'s second operand
     Reg64 scratch = util::rdx;  // hash_finish()'s shifts
 };
-// The profile update, once per burst.
+// The profile update, once per burst, after the verification.
 struct ProfileRegs {
-    Reg64 count = util::rcx;    // slow-path keys of the burst
+    Reg64 count = util::rcx;    // the burst's slow-path keys found here, then how many
     Reg64 profile = util::rdx;  // the set's first ProfileSlot, then the subtable's
-    Reg64 word = util::rsi;     // one word of the sample map
+    Reg64 word = util::rsi;     // the sampled key's index, then the key
 };
 // cmap rounds 2 and 3.
 struct ProbeRegs {
@@ -114,8 +114,7 @@ constexpr uint32_t kFrameB1 = offsetof(LookupFrame, b1);
 constexpr uint32_t kFrameB2 = offsetof(LookupFrame, b2);
 constexpr uint32_t kFrameNodes = offsetof(LookupFrame, nodes);
 constexpr uint32_t kFrameImpl = offsetof(LookupFrame, impl);
-constexpr uint32_t kFrameSample = offsetof(LookupFrame, sample_map);
-constexpr uint32_t kFrameSlowKeys = offsetof(LookupFrame, slow_keys);
+constexpr uint32_t kFrameSlowPath = offsetof(LookupFrame, slow_path);
 
 }  // namespace
 
@@ -147,7 +146,6 @@ LookupGenerator::LookupGenerator(const LookupShape& shape, ProfileTable* profile
 void LookupGenerator::generate() {
     emit_prologue();
     emit_flatten_and_hash();
-    emit_profile();
     emit_cmap_find_batch();
     emit_verify();
     emit_epilogue();
@@ -163,7 +161,7 @@ size_t LookupGenerator::reserved_bytes(const LookupShape& shape) {
 
 // In: the System V arguments (rdi subtable, esi keys_map, rdx keys,
 // rcx rules).  Out: kLive set up (found = iter = keys_map), the frame
-// reserved, frame.impl and frame.slow_keys set; jumps to the epilogue for an
+// reserved, frame.impl and frame.slow_path set; jumps to the epilogue for an
 // empty burst.  Clobbers rax.
 void LookupGenerator::emit_prologue() {
     emit_enter(frame_bytes_);  // up to ~8.4 KiB (32 blocks): probed page by page
@@ -172,7 +170,7 @@ void LookupGenerator::emit_prologue() {
     mov(kLive.keys, rdx);
     mov(kLive.rules, rcx);
     mov(kLive.iter.cvt32(), esi);
-    mov(dword[rsp + kFrameSlowKeys], 0);
+    mov(dword[rsp + kFrameSlowPath], 0);
     // cmap->impl, read once (rcu-protected): every key of the burst is
     // looked up in the same impl, as cmap_find_batch() does.
     mov(rax, qword[kLive.subtable + kSubtableRules]);
@@ -271,14 +269,15 @@ void LookupGenerator::emit_finish(const Reg64& hash, const Reg64& final, const R
 
 // The blocks of any key, as OVS's generic lookup finds them.  In: kFlat.key,
 // map0, map1, out, hash.  Out: the blocks at kFlat.out, kFlat.hash updated,
-// frame.slow_keys counted and frame.sample_map set.  Clobbers kFlat.values1,
-// value, idx, present.
+// the key's bit set in frame.slow_path.  Clobbers kFlat.values1, value,
+// idx, present.
 void LookupGenerator::emit_slow_path() {
     const FlattenRegs& f = kFlat;
-    // Tier-up input: how many keys came this way, and one of their maps.
-    inc(dword[rsp + kFrameSlowKeys]);
-    mov(qword[rsp + kFrameSample], f.map0);
-    mov(qword[rsp + kFrameSample + 8], f.map1);
+    // Tier-up input: which keys came this way (emit_profile() keeps those
+    // this subtable matches).
+    xor_(f.idx.cvt32(), f.idx.cvt32());
+    bts(f.idx.cvt32(), kLive.index.cvt32());
+    or_(dword[rsp + kFrameSlowPath], f.idx.cvt32());
     if (shape_.u1() > 0) {
         popcnt(f.values1, f.map0);
         lea(f.values1, ptr[f.key + f.values1 * 8 + kKeyValues]);
@@ -309,18 +308,19 @@ void LookupGenerator::emit_slow_path() {
     }
 }
 
-// Once per burst, when any key took the slow path: finds the subtable's
-// slot (ProfileSlot: the set its address hashes to, then the way whose owner
-// it is) and adds the count and stores the sample map there (plain stores).
-// No slot of its own: nothing is written.  In: frame.slow_keys,
-// frame.sample_map, kLive.subtable.  Clobbers kProfile's registers.
+// Once per burst, when a key that took the slow path was found here: finds
+// the subtable's slot (ProfileSlot: the set its address hashes to, then the
+// way whose owner it is), adds how many such keys the burst had and stores
+// the map of the first of them there (plain stores).  No slot of its own:
+// nothing is written.  In: frame.slow_path, kLive.found (the keys matched),
+// kLive.keys, kLive.subtable.  Clobbers kProfile's registers, the flags.
 void LookupGenerator::emit_profile() {
     const ProfileRegs& r = kProfile;
     static_assert(sizeof(ProfileSlot) * kProfileWays == 256, "a set is 1 << 8 bytes");
     Label no_sample, update;
     Label way[kProfileWays];
-    mov(r.count.cvt32(), dword[rsp + kFrameSlowKeys]);
-    test(r.count.cvt32(), r.count.cvt32());
+    mov(r.count.cvt32(), dword[rsp + kFrameSlowPath]);
+    and_(r.count.cvt32(), kLive.found.cvt32());
     jz(no_sample, T_NEAR);
     // profile = &profiles->slots[profile_set(subtable) * kProfileWays]
     mov(r.word, kProfileHashMul);
@@ -343,11 +343,14 @@ void LookupGenerator::emit_profile() {
         }
     }
     L(update);
+    tzcnt(r.word.cvt32(), r.count.cvt32());
+    mov(r.word, qword[kLive.keys + r.word * 8]);  // the first such key
+    popcnt(r.count.cvt32(), r.count.cvt32());
     add(qword[r.profile + offsetof(ProfileSlot, slow_keys)], r.count);
-    mov(r.word, qword[rsp + kFrameSample]);
-    mov(qword[r.profile + offsetof(ProfileSlot, sample_map)], r.word);
-    mov(r.word, qword[rsp + kFrameSample + 8]);
-    mov(qword[r.profile + offsetof(ProfileSlot, sample_map) + 8], r.word);
+    mov(r.count, qword[r.word + kKeyMap]);
+    mov(qword[r.profile + offsetof(ProfileSlot, sample_map)], r.count);
+    mov(r.count, qword[r.word + kKeyMap + 8]);
+    mov(qword[r.profile + offsetof(ProfileSlot, sample_map) + 8], r.count);
     L(no_sample);
 }
 
@@ -551,10 +554,13 @@ void LookupGenerator::emit_rule_compare(const Label& mismatch) {
     }
 }
 
-// subtable->hit_cnt += popcount(found); returns found.  Restores the
+// The profile update (emit_profile()), subtable->hit_cnt +=
+// popcount(found); returns found.  Every path of the function ends here,
+// the empty burst's and the one without a candidate included.  Restores the
 // callee-saved registers; clears the upper halves of the ymm registers.
 void LookupGenerator::emit_epilogue() {
     L(epilogue_);
+    emit_profile();
     // OVS's plain "subtable->hit_cnt += count": racy by design, as in OVS.
     popcnt(eax, kLive.found.cvt32());
     add(dword[kLive.subtable + kSubtableHits], eax);

@@ -10,16 +10,17 @@
 //
 //   prologue    push the six callee-saved registers, reserve the frame
 //               (LookupFrame: per key its hash, h1, first/second bucket,
-//               bucket counter and node; the slow-path count and sample
-//               map; impl = cmap->impl) and after it 32 x blocks x 8 bytes
-//               of flattened keys
+//               bucket counter and node; impl = cmap->impl; the keys that
+//               took the slow path) and after it 32 x blocks x 8 bytes of
+//               flattened keys
 //   key_loop:   i = tzcnt(iter); key = keys[i]; map0, map1 = key->map
 //               cmp map0, EXPECTED0; jne slow; cmp map1, EXPECTED1; jne slow
 //     fast:     per block b (value index k fixed by the expected map):
 //                 mov v, [key + values + 8k]; and v, [subtable + mask + 8b]
 //                 mov [out + 8b], v;  crc32 hash, v
 //               jmp hashed
-//     slow:     per block b at bit p of its unit (the generic algorithm):
+//     slow:     slow_path |= 1 << i
+//               per block b at bit p of its unit (the generic algorithm):
 //                 idx = popcnt(bzhi(map_u, p)); v = values_u[idx]
 //                 present = -(bt map_u, p); v &= present & mask[b]
 //                 mov [out + 8b], v;  crc32 hash, v
@@ -28,9 +29,6 @@
 //               cmap round 1: h1 = hash_finish(impl->basis, hash);
 //               b1 = &impl->buckets[h1 & impl->mask]; prefetcht0 [b1]
 //               iter = blsr(iter); jnz key_loop
-//   profile:    once per burst, if any key took the slow path: find the
-//               subtable's slot in the profile table (its set, 4 tag
-//               compares), add the count and store the sample map there
 //   round 2:    per key, in b1 between two reads of its even, unchanged
 //               counter: vpcmpeqd of the hash against the bucket's first 32
 //               bytes, lanes 1..5 = hashes[0..4]; found: node, prefetch the
@@ -41,7 +39,11 @@
 //               with the flattened blocks 256 bits at a time (vpxor/vpor,
 //               vptest), 128 and 64 for the rest; first equal one wins,
 //               rules[i] = rule; a chain without one clears bit i.
-//   epilogue:   subtable->hit_cnt += popcnt(found); vzeroupper; return found
+//   epilogue:   profile, if a key that took the slow path was found
+//               (slow_path & found): find the subtable's slot in the
+//               profile table (its set, 4 tag compares), add how many, and
+//               store the first one's map there as the sample
+//               subtable->hit_cnt += popcnt(found); vzeroupper; return found
 //
 // Keys are read as the key contract (classifier/layout.hpp) allows: header
 // and values, and the slow path's values_u[idx] at most one word past the
@@ -97,10 +99,16 @@ namespace ovscls::jit {
 // write into the next owner's profile.  Written by generated code with plain
 // (racy, lossy) stores once per burst; read with relaxed atomic loads.  A
 // lost update only delays a recompile: correctness never depends on it.
+//
+// Only keys that the owner matched count.  The keys a subtable is called
+// with are those its better-ranked neighbours did not match, so most of a
+// subtable's slow-path keys may be other subtables' packets, of other maps,
+// passing through on their way down: counted, they would re-target its fast
+// path to their map (jit_test: KeysOfLaterSubtablesDoNotTierUpAnEarlierOne).
 struct alignas(64) ProfileSlot {
     uint64_t owner = 0;        // the owning dpcls_subtable*; 0 free
-    uint64_t slow_keys = 0;    // the owner's keys that took the slow path
-    uint64_t sample_map[2]{};  // the map of a recent slow-path key of the owner
+    uint64_t slow_keys = 0;    // the owner's hits whose key took the slow path
+    uint64_t sample_map[2]{};  // the map of a recent one of them
 };
 static_assert(sizeof(ProfileSlot) == 64, "one cache line per slot: no false sharing");
 inline constexpr uint64_t kProfileCooling = 1;  // no subtable lives at address 1
@@ -133,8 +141,7 @@ struct LookupFrame {
     uint64_t b2[OVSCLS_MAX_BURST];      // second bucket's address (round 2)
     uint64_t nodes[OVSCLS_MAX_BURST];   // first node of its hash (rounds 2, 3)
     uint64_t impl;                      // cmap->impl, read once per burst
-    uint64_t sample_map[2];             // a slow-path key's map (tier-up input)
-    uint32_t slow_keys;                 // keys that took the slow path
+    uint32_t slow_path;                 // bit i: key i took the slow path
     uint32_t pad;
 };
 static_assert(sizeof(LookupFrame) % 16 == 0, "the blocks that follow stay 16-byte aligned");

@@ -448,6 +448,80 @@ TEST_F(JitCodeTest, EachSubtableTiersUpOnItsOwnTraffic) {
     EXPECT_EQ(pmd_b.subtables()[0].impl, "jit_avx2");
 }
 
+// A subtable tiers up on its own hits, not on the keys that only pass
+// through it.  A and B are hot subtables of one classifier; A ranks first
+// (more hits), so B's packets (map Y) miss A on their way to B and take A's
+// slow path too.  A still tiers up to the map of its own packets (X), once,
+// and stays there; B, reached by its own packets only, tiers up to Y.
+// (Counting B's keys as A's would re-target A to Y as soon as they are half
+// of A's hits, and back.)
+TEST_F(JitCodeTest, KeysOfLaterSubtablesDoNotTierUpAnEarlierOne) {
+    jit::JitConfig cfg = engine().config();
+    cfg.hot_hits = 10;
+    cfg.fused_subtables = 0;  // the per-subtable lookups, whose profiles these are
+    engine().configure(cfg);
+    LookupRegistry registry;
+    add_builtin_lookups(registry, &engine());
+    Classifier cls(registry);
+    Gen g(2718);
+    const FlowKey mask_a = g.mask(4, 1), mask_b = g.mask(3, 2);
+    std::vector<FullFlow> flows_a, flows_b;
+    for (int i = 0; i < 50; i++) {
+        flows_a.push_back(g.flow());
+        ASSERT_TRUE(cls.insert(mask_a, flows_a.back().data()));
+        flows_b.push_back(g.flow());
+        ASSERT_TRUE(cls.insert(mask_b, flows_b.back().data()));
+    }
+    MiniflowMap map_x = mask_a.map, map_y = mask_b.map;
+    map_x.bits[0] |= g.bits(3, 64);
+    map_y.bits[0] |= g.bits(5, 64);
+    ASSERT_FALSE(map_x.bits[0] == map_y.bits[0] && map_x.bits[1] == map_y.bits[1]);
+    uint64_t hits_a = 0, hits_b = 0;
+    auto run = [&] {
+        for (int b = 0; b < 4; b++) {
+            // 20 keys of A's flows with map X, 12 of B's with map Y, mixed.
+            FlowKey keys[kMaxBurst];
+            const netdev_flow_key* ptrs[kMaxBurst];
+            bool of_a[kMaxBurst];
+            for (uint32_t i = 0; i < kMaxBurst; i++) {
+                of_a[i] = i < 20;
+            }
+            for (uint32_t i = kMaxBurst - 1; i > 0; i--) {
+                std::swap(of_a[i], of_a[g.below(i + 1)]);
+            }
+            for (uint32_t i = 0; i < kMaxBurst; i++) {
+                keys[i] = of_a[i] ? key_with_map(flows_a[g.below(flows_a.size())], map_x)
+                                  : key_with_map(flows_b[g.below(flows_b.size())], map_y);
+                ptrs[i] = ovs(&keys[i]);
+            }
+            dpcls_rule* rules[kMaxBurst];
+            ASSERT_TRUE(cls.lookup(ptrs, kMaxBurst, rules));
+            hits_a += 20;
+            hits_b += 12;
+        }
+    };
+    for (int round = 0; round < 8; round++) {
+        run();
+        cls.sort_subtables();
+        engine().drain();
+    }
+    const std::vector<Classifier::SubtableInfo> subtables = cls.subtables();
+    ASSERT_EQ(subtables.size(), 2u);
+    ASSERT_EQ(subtables[0].u0, 4u)
+        << "A (4,1) does not rank first: B's keys do not pass through it";
+    ASSERT_EQ(subtables[1].u0, 3u);
+    const jit::CompiledLookup* code_a = engine().compiled_for(subtables[0].subtable);
+    const jit::CompiledLookup* code_b = engine().compiled_for(subtables[1].subtable);
+    ASSERT_TRUE(code_a && code_b);
+    ASSERT_TRUE(code_a->shape.expected_map && code_b->shape.expected_map);
+    EXPECT_EQ(code_a->shape.expected_map->bits[0], map_x.bits[0]) << "A tiered up to B's map";
+    EXPECT_EQ(code_b->shape.expected_map->bits[0], map_y.bits[0]);
+    EXPECT_EQ(engine().stats().tier_ups, 2u) << "one tier-up each";
+    EXPECT_EQ(engine().stats().tier_ups_limited, 0u);
+    std::printf("hits: A %llu, B %llu; tier-ups %llu\n", (unsigned long long)hits_a,
+                (unsigned long long)hits_b, (unsigned long long)engine().stats().tier_ups);
+}
+
 // A subtable destroyed while its code is queued or compiling: the request
 // is cancelled or its result dropped, and nothing stays mapped.
 TEST_F(JitCodeTest, SubtableDestroyedBeforeItsCodeIsReadyCancelsCleanly) {
