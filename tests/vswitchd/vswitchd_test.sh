@@ -304,16 +304,13 @@ done
 #   as before 2026-12-05) a ranking interval that split a round could put
 #   udp53 first, and under qemu-x86_64 that order got no fused lookup in
 #   60 s (CI, stop 38).
-# - The udp53 subtable's hits (UDP) outnumber twice the keys of another map
-#   that reach it and miss (the TCP 5-tuple, 1 a round).  The JIT moves a
-#   subtable's fast path to the slow keys' map when they are at least half
-#   its hits (Engine::maybe_tier_up), misses included.  With 2 udp53 a round
-#   under qemu-x86_64, the p1 subtables' code changed while the order held
-#   and no fused lookup came back: most likely udp53 moved to TCP's map,
-#   which cannot fuse with nw_dst/16's (not confirmed: nothing shows a
-#   subtable's fast-path map).  That rule counts misses of other maps as
-#   the subtable's own slow keys: a flaw of the JIT, not of this test,
-#   which this traffic stays clear of rather than tests.
+# - The keys of another map that reach the udp53 subtable and miss there
+#   (the TCP 5-tuple, 1 a round) do not count towards its tier-up: the JIT
+#   counts only a subtable's own hits (since 2026-12-06; jit_test's
+#   KeysOfLaterSubtablesDoNotTierUpAnEarlierOne).  Before, they did, and
+#   with 2 udp53 a round under qemu-x86_64 the p1 subtables' code changed
+#   while the order held and no fused lookup came back, most likely because
+#   udp53 moved to TCP's map.  The 3 udp53 of that time stay.
 send_fused() {  # send_fused ROUNDS: `send`, and 3 more udp53 and 3 net1 per queue
     local qid round  # not `r`: send's loop variable is global
     for ((round = 0; round < $1; round++)); do
