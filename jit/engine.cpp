@@ -864,6 +864,7 @@ std::string Engine::info() const {
     line("fused compiles", num(f.compiles));
     line("fused failed", num(f.failed));
     line("fused without a packet map yet", num(f.no_key_map));
+    line("fused with too few subtables of one packet map", num(f.short_run));
     out += fused_->info();
     return out;
 }

@@ -112,6 +112,10 @@ FusedLookup FusedLookups::probe(const dpcls_subtable* const subtables[], size_t 
                                    std::vector<uint64_t>(s.mask.values, s.mask.values + blocks)});
     }
     if (spec->subtables.size() < kMinFusedSubtables) {
+        // The next subtable's packets carry another map (or it has none
+        // yet, or is too wide): nothing worth fusing, and jit-show says so.
+        std::lock_guard lock(state_->mutex);
+        state_->stats.short_run++;
         return {};
     }
 

@@ -43,6 +43,7 @@ struct FusedStats {
     uint64_t compiles = 0;    // fused lookups generated
     uint64_t failed = 0;      // refused (budget, rate, memory) or failed to generate
     uint64_t no_key_map = 0;  // offers whose top subtable had no profiled packet map yet
+    uint64_t short_run = 0;   // offers whose top subtable's map too few leading ones share
     uint64_t live = 0;        // fused lookups in memory
     uint64_t in_use = 0;      // references held by classifiers
     uint64_t code_bytes = 0;  // of the live ones

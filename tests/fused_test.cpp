@@ -245,6 +245,64 @@ TEST(Fused, SteadyRankingKeepsTheFusedLookup) {
     EXPECT_EQ(f.engine.fused().stats().probes, offered + 1) << "reprobe asks again";
 }
 
+// Two hot subtables whose own packets carry different maps (A's X, B's Y,
+// each on its fast path for them): the ranking's offer has no run of two
+// subtables of one map, so nothing is fused, and the provider counts the
+// offer where jit-show shows it ("fused with too few subtables of one
+// packet map") instead of declining in silence.
+TEST(Fused, SubtablesOfDifferentMapsAreNotFusedAndSaySo) {
+    const Availability jit = jit_avx2_availability();
+    if (!jit.available) {
+        GTEST_SKIP() << "not checked: jit_fused (" << jit.why << ")";
+    }
+    jit::Engine engine(Fixture::options());
+    LookupRegistry registry;
+    add_builtin_lookups(registry, &engine);
+    Classifier cls(registry, &engine.fused());
+    Gen g(17);
+    const FlowKey mask_a = g.mask(4, 1), mask_b = g.mask(3, 2);
+    std::vector<FullFlow> flows_a, flows_b;
+    for (int i = 0; i < 50; i++) {
+        flows_a.push_back(g.flow());
+        ASSERT_TRUE(cls.insert(mask_a, flows_a.back().data()));
+        flows_b.push_back(g.flow());
+        ASSERT_TRUE(cls.insert(mask_b, flows_b.back().data()));
+    }
+    MiniflowMap map_x = mask_a.map, map_y = mask_b.map;
+    map_x.bits[0] |= g.bits(3, 64);
+    map_y.bits[0] |= g.bits(5, 64);
+    for (int round = 0; round < 8; round++) {
+        for (int b = 0; b < 16; b++) {
+            FlowKey keys[kMaxBurst];
+            const netdev_flow_key* ptrs[kMaxBurst];
+            dpcls_rule* rules[kMaxBurst];
+            for (uint32_t i = 0; i < kMaxBurst; i++) {
+                keys[i] = i % 3 ? make_key(map_x, flows_a[g.below(flows_a.size())].data())
+                                : make_key(map_y, flows_b[g.below(flows_b.size())].data());
+                ptrs[i] = ovs(&keys[i]);
+            }
+            ASSERT_TRUE(cls.lookup(ptrs, kMaxBurst, rules));
+        }
+        cls.sort_subtables();
+        engine.drain();
+        cls.refresh_fused();
+        ovsb_rcu_quiesce();
+    }
+    const auto subtables = cls.subtables();
+    ASSERT_EQ(subtables.size(), 2u);
+    for (const auto& st : subtables) {
+        const std::optional<MiniflowMap> map = engine.fast_path_map(st.subtable);
+        ASSERT_TRUE(map) << "(" << st.u0 << "," << st.u1 << ") has no fast path yet";
+        EXPECT_EQ(map->bits[0], (st.u0 == 4 ? map_x : map_y).bits[0]);
+    }
+    const jit::FusedStats stats = engine.fused().stats();
+    std::printf("fused: %llu offers, %llu with too few subtables of one map\n",
+                (unsigned long long)stats.probes, (unsigned long long)stats.short_run);
+    EXPECT_EQ(cls.fused_subtables(), 0u);
+    EXPECT_EQ(stats.compiles, 0u);
+    EXPECT_GT(stats.short_run, 0u);
+}
+
 // The worked example of fused_generator.hpp: subtables over one map whose
 // masks differ in one block start from the first one's state before it.
 TEST(Fused, HashSharingPlan) {
