@@ -20,6 +20,7 @@
 #include "ovs_loop.hpp"
 #include "reference/ovs_reference.h"
 #include "standalone/builtin_lookups.hpp"
+#include "two_map_subtables.hpp"
 
 namespace ovscls::test {
 namespace {
@@ -260,25 +261,15 @@ TEST(Fused, SubtablesOfDifferentMapsAreNotFusedAndSaySo) {
     add_builtin_lookups(registry, &engine);
     Classifier cls(registry, &engine.fused());
     Gen g(17);
-    const FlowKey mask_a = g.mask(4, 1), mask_b = g.mask(3, 2);
-    std::vector<FullFlow> flows_a, flows_b;
-    for (int i = 0; i < 50; i++) {
-        flows_a.push_back(g.flow());
-        ASSERT_TRUE(cls.insert(mask_a, flows_a.back().data()));
-        flows_b.push_back(g.flow());
-        ASSERT_TRUE(cls.insert(mask_b, flows_b.back().data()));
-    }
-    MiniflowMap map_x = mask_a.map, map_y = mask_b.map;
-    map_x.bits[0] |= g.bits(3, 64);
-    map_y.bits[0] |= g.bits(5, 64);
+    const TwoMapSubtables t(g);
+    ASSERT_TRUE(t.insert_into(cls));
     for (int round = 0; round < 8; round++) {
         for (int b = 0; b < 16; b++) {
             FlowKey keys[kMaxBurst];
             const netdev_flow_key* ptrs[kMaxBurst];
             dpcls_rule* rules[kMaxBurst];
             for (uint32_t i = 0; i < kMaxBurst; i++) {
-                keys[i] = i % 3 ? make_key(map_x, flows_a[g.below(flows_a.size())].data())
-                                : make_key(map_y, flows_b[g.below(flows_b.size())].data());
+                keys[i] = i % 3 ? t.key_of_a(g) : t.key_of_b(g);
                 ptrs[i] = ovs(&keys[i]);
             }
             ASSERT_TRUE(cls.lookup(ptrs, kMaxBurst, rules));
@@ -293,7 +284,7 @@ TEST(Fused, SubtablesOfDifferentMapsAreNotFusedAndSaySo) {
     for (const auto& st : subtables) {
         const std::optional<MiniflowMap> map = engine.fast_path_map(st.subtable);
         ASSERT_TRUE(map) << "(" << st.u0 << "," << st.u1 << ") has no fast path yet";
-        EXPECT_EQ(map->bits[0], (st.u0 == 4 ? map_x : map_y).bits[0]);
+        EXPECT_EQ(map->bits[0], (st.u0 == 4 ? t.map_x : t.map_y).bits[0]);
     }
     const jit::FusedStats stats = engine.fused().stats();
     std::printf("fused: %llu offers, %llu with too few subtables of one map\n",

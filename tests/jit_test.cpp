@@ -24,6 +24,7 @@
 #include "random_subtable.hpp"
 #include "reference/ovs_reference.h"
 #include "standalone/builtin_lookups.hpp"
+#include "two_map_subtables.hpp"
 #include "wx_filter.hpp"
 
 namespace ovscls::test {
@@ -464,18 +465,9 @@ TEST_F(JitCodeTest, KeysOfLaterSubtablesDoNotTierUpAnEarlierOne) {
     add_builtin_lookups(registry, &engine());
     Classifier cls(registry);
     Gen g(2718);
-    const FlowKey mask_a = g.mask(4, 1), mask_b = g.mask(3, 2);
-    std::vector<FullFlow> flows_a, flows_b;
-    for (int i = 0; i < 50; i++) {
-        flows_a.push_back(g.flow());
-        ASSERT_TRUE(cls.insert(mask_a, flows_a.back().data()));
-        flows_b.push_back(g.flow());
-        ASSERT_TRUE(cls.insert(mask_b, flows_b.back().data()));
-    }
-    MiniflowMap map_x = mask_a.map, map_y = mask_b.map;
-    map_x.bits[0] |= g.bits(3, 64);
-    map_y.bits[0] |= g.bits(5, 64);
-    ASSERT_FALSE(map_x.bits[0] == map_y.bits[0] && map_x.bits[1] == map_y.bits[1]);
+    const TwoMapSubtables t(g);
+    ASSERT_TRUE(t.insert_into(cls));
+    ASSERT_FALSE(t.map_x.bits[0] == t.map_y.bits[0] && t.map_x.bits[1] == t.map_y.bits[1]);
     uint64_t hits_a = 0, hits_b = 0;
     auto run = [&] {
         for (int b = 0; b < 4; b++) {
@@ -490,8 +482,7 @@ TEST_F(JitCodeTest, KeysOfLaterSubtablesDoNotTierUpAnEarlierOne) {
                 std::swap(of_a[i], of_a[g.below(i + 1)]);
             }
             for (uint32_t i = 0; i < kMaxBurst; i++) {
-                keys[i] = of_a[i] ? key_with_map(flows_a[g.below(flows_a.size())], map_x)
-                                  : key_with_map(flows_b[g.below(flows_b.size())], map_y);
+                keys[i] = of_a[i] ? t.key_of_a(g) : t.key_of_b(g);
                 ptrs[i] = ovs(&keys[i]);
             }
             dpcls_rule* rules[kMaxBurst];
@@ -514,8 +505,8 @@ TEST_F(JitCodeTest, KeysOfLaterSubtablesDoNotTierUpAnEarlierOne) {
     const jit::CompiledLookup* code_b = engine().compiled_for(subtables[1].subtable);
     ASSERT_TRUE(code_a && code_b);
     ASSERT_TRUE(code_a->shape.expected_map && code_b->shape.expected_map);
-    EXPECT_EQ(code_a->shape.expected_map->bits[0], map_x.bits[0]) << "A tiered up to B's map";
-    EXPECT_EQ(code_b->shape.expected_map->bits[0], map_y.bits[0]);
+    EXPECT_EQ(code_a->shape.expected_map->bits[0], t.map_x.bits[0]) << "A tiered up to B's map";
+    EXPECT_EQ(code_b->shape.expected_map->bits[0], t.map_y.bits[0]);
     EXPECT_EQ(engine().stats().tier_ups, 2u) << "one tier-up each";
     EXPECT_EQ(engine().stats().tier_ups_limited, 0u);
     std::printf("hits: A %llu, B %llu; tier-ups %llu\n", (unsigned long long)hits_a,
