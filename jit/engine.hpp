@@ -13,8 +13,8 @@
 // ready and returns it.  That code samples the maps of the keys it matched
 // by its slow path into the subtable's own profile slot (ProfileSlot).
 // When, over a ranking interval, most of the subtable's hits came by the
-// slow path, the probe asks
-// for code with the sampled map as the fast path's expected map (tier 2),
+// slow path, the probe asks for code with the sampled map as the fast
+// path's expected map (tier 2),
 // at most kMaxTierUps times.  Each step only swaps the subtable's function
 // pointer; the code it replaces is freed after an RCU grace period once the
 // classifier has published the swap (release()).

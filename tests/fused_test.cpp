@@ -265,14 +265,7 @@ TEST(Fused, SubtablesOfDifferentMapsAreNotFusedAndSaySo) {
     ASSERT_TRUE(t.insert_into(cls));
     for (int round = 0; round < 8; round++) {
         for (int b = 0; b < 16; b++) {
-            FlowKey keys[kMaxBurst];
-            const netdev_flow_key* ptrs[kMaxBurst];
-            dpcls_rule* rules[kMaxBurst];
-            for (uint32_t i = 0; i < kMaxBurst; i++) {
-                keys[i] = i % 3 ? t.key_of_a(g) : t.key_of_b(g);
-                ptrs[i] = ovs(&keys[i]);
-            }
-            ASSERT_TRUE(cls.lookup(ptrs, kMaxBurst, rules));
+            ASSERT_TRUE(t.lookup_burst(cls, g, 21));  // 21 of A's packets, 11 of B's
         }
         cls.sort_subtables();
         engine.drain();

@@ -6,6 +6,7 @@
 // are not fused, and that the declined offer is counted.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "classifier/classifier.hpp"
@@ -46,6 +47,27 @@ struct TwoMapSubtables {
     }
     FlowKey key_of_b(Gen& g) const {
         return make_key(map_y, flows_b[g.below(flows_b.size())].data());
+    }
+
+    // One burst of kMaxBurst packets through `cls`: `of_a` of A's and the
+    // rest of B's, at random places.  Out: false when a packet matched no
+    // rule (every one has its rule).
+    bool lookup_burst(Classifier& cls, Gen& g, uint32_t of_a) const {
+        bool is_a[kMaxBurst];
+        for (uint32_t i = 0; i < kMaxBurst; i++) {
+            is_a[i] = i < of_a;
+        }
+        for (uint32_t i = kMaxBurst - 1; i > 0; i--) {
+            std::swap(is_a[i], is_a[g.below(i + 1)]);
+        }
+        FlowKey keys[kMaxBurst];
+        const netdev_flow_key* ptrs[kMaxBurst];
+        dpcls_rule* rules[kMaxBurst];
+        for (uint32_t i = 0; i < kMaxBurst; i++) {
+            keys[i] = is_a[i] ? key_of_a(g) : key_of_b(g);
+            ptrs[i] = ovs(&keys[i]);
+        }
+        return cls.lookup(ptrs, kMaxBurst, rules);
     }
 };
 
