@@ -18,6 +18,9 @@
 #                         Debian publishes it; the pinned one above when
 #                         none is newer or the mirror cannot be read)
 #   --out DIR             also copy the packages and SHA256SUMS into DIR
+#   --cached              builds nothing: prints the cached build's folder
+#                         and exits 0 if it is built, 1 if not (on any
+#                         machine; tests/run.sh plans with it)
 #   --revision N          the local version suffix, +ovsclsN (default 1):
 #                         raise it for a newer plugin, so apt upgrades
 #   --no-plugin-default   the plugin's lookups registered at priority 0
@@ -84,7 +87,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
-out="" revision=1 plugin_default=yes release=12 debian_version=""
+out="" revision=1 plugin_default=yes release=12 debian_version="" only_ask=no
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -93,6 +96,7 @@ while [ $# -gt 0 ]; do
         --out) out=${2:?--out needs a directory}; shift 2 ;;
         --revision) revision=${2:?--revision needs a number}; shift 2 ;;
         --no-plugin-default) plugin_default=no; shift ;;
+        --cached) only_ask=yes; shift ;;
         -h | --help) usage; exit 0 ;;
         *) echo "build-deb.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
     esac
@@ -114,7 +118,7 @@ esac
 upstream_version=${pinned_version%%-*}
 # shellcheck source=/dev/null
 . /etc/os-release
-if [ "${ID:-}" != debian ] || [ "${VERSION_ID:-}" != "$release" ]; then
+if [ "$only_ask" = no ] && { [ "${ID:-}" != debian ] || [ "${VERSION_ID:-}" != "$release" ]; }; then
     # Debian 13's packages are built in the Debian 13 root (the machine's
     # own packages untouched); Debian 12's need a Debian 12 machine.
     if [ "$release" = 13 ] && [ -z "${OVSCLS_IN_DEBIAN_ROOT:-}" ]; then
@@ -129,7 +133,7 @@ if [ "${ID:-}" != debian ] || [ "${VERSION_ID:-}" != "$release" ]; then
     fi
     die "the packages are Debian $release's, built on Debian $release; this is ${PRETTY_NAME:-an unknown system}"
 fi
-[ "$(id -u)" = 0 ] || die "needs root (apt-get installs the build dependencies)"
+[ "$(id -u)" = 0 ] || [ "$only_ask" = yes ] || die "needs root (apt-get installs the build dependencies)"
 [ "$(dpkg --print-architecture)" = amd64 ] ||
     die "built and tested on amd64 only; this is $(dpkg --print-architecture)"
 
@@ -177,6 +181,11 @@ key=$( (cd "$top" && find packages/build-deb.sh packages/md2man.py docs/ref/ovs-
     "patches/series-$line" "patches/$line" -type f | LC_ALL=C sort | xargs cat
     echo "$debian_version $revision $plugin_default") | sha256sum | cut -c1-16)
 result=$cache/debs-$version-$key
+if [ "$only_ask" = yes ]; then
+    echo "$result"
+    [ -f "$result/.built" ]
+    exit
+fi
 mkdir -p "$cache"
 exec 8>"$cache/debs.lock"
 flock 8

@@ -2,6 +2,10 @@
 # Builds the patched OVS once per configuration and reuses it afterwards:
 #
 #   patches/cached-build.sh [build-ovs.sh options but --prefix]
+#   patches/cached-build.sh --cached [the same options]
+#                           only says whether it is built: prints the
+#                           prefix and exits 0 if so, 1 if not; builds
+#                           nothing
 #
 # The build goes to $OVS_BUILD_CACHE (default /var/cache/ovs-dpcls-plugin),
 # in a folder named by the options and a key over everything that goes into
@@ -11,6 +15,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case " $* " in *" -h "* | *" --help "*) exec patches/build-ovs.sh --help ;; esac
+only_ask=no
+if [ "${1:-}" = --cached ]; then
+    only_ask=yes
+    shift
+fi
 cache=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
 # The system it is built on counts too (a Debian 13 or testing root,
 # scripts/debian-root.sh, shares the cache with the Debian 12 machine).
@@ -18,6 +27,11 @@ key=$( (find patches CMakeLists.txt cmake classifier lookups tail jit plugin -ty
     xargs cat; grep -s -e '^VERSION_ID=' -e '^VERSION_CODENAME=' /etc/os-release) | sha256sum | cut -c1-16)
 name=$(printf '%s' "$*" | tr -c 'a-z0-9' '-' | sed 's/--*/-/g; s/^-//; s/-$//')
 prefix="$cache/ovs-patched-${name:-stock}-$key"
+if [ "$only_ask" = yes ]; then
+    echo "$prefix"
+    [ -f "$prefix/.built" ]
+    exit
+fi
 # One build of a prefix at a time: a second caller (tests/prebuild.sh builds
 # ahead in the background) waits for the first and then finds it built.
 mkdir -p "$cache"

@@ -20,6 +20,8 @@
 #                       configures never reaches the machine or the cache,
 #                       and its daemons die with it
 #   --bind DIR          also mount DIR (read-write) at the same path
+#   --cached            runs nothing: exits 0 if the root is made, 1 if
+#                       not (tests/run.sh plans with it)
 #
 # What for: OVS 3.5 wants DPDK 24.11, which Debian 13 (trixie) ships, and
 # OVS 4.0 DPDK 25.11, which Debian testing (forky) ships; Debian 12 has
@@ -43,11 +45,12 @@
 # it (checked with findmnt; the script refuses otherwise).
 set -euo pipefail
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
-suite="" profile=build throwaway=no binds=()
+suite="" profile=build throwaway=no binds=() only_ask=no
 while [ $# -gt 0 ]; do
     case "$1" in
         --profile) profile=${2:?--profile needs build or packages}; shift 2 ;;
         --throwaway) throwaway=yes; shift ;;
+        --cached) only_ask=yes; shift ;;
         --bind) binds+=("$(cd "${2:?--bind needs a directory}" && pwd)"); shift 2 ;;
         --bind=*) binds+=("$(cd "${1#--bind=}" && pwd)"); shift ;;
         -h | --help) usage; exit 0 ;;
@@ -56,7 +59,7 @@ while [ $# -gt 0 ]; do
         *) if [ -z "$suite" ]; then suite=$1; shift; else break; fi ;;
     esac
 done
-[ -n "$suite" ] && [ $# -gt 0 ] || { usage >&2; exit 2; }
+[ -n "$suite" ] && { [ $# -gt 0 ] || [ "$only_ask" = yes ]; } || { usage >&2; exit 2; }
 case "$suite" in *[!a-z]*) echo "debian-root.sh: bad suite '$suite'" >&2; exit 2 ;; esac
 [ "$(id -u)" -eq 0 ] || { echo "debian-root.sh: needs root (debootstrap, chroot, mounts)" >&2; exit 1; }
 
@@ -94,6 +97,10 @@ else
     key=$(printf '%s\n' "$suite" "$profile" "${packages[@]}" "${downloads[@]}" "$mirror" \
         "$security_mirror" | sha256sum | cut -c1-16)
     root=$cache/root-$suite-$profile-$key
+fi
+if [ "$only_ask" = yes ]; then
+    [ -f "$root/.done" ]
+    exit
 fi
 
 # mounts_below DIR: the mount points at or below DIR, deepest first.

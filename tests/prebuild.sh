@@ -2,13 +2,14 @@
 # Builds, in the background and at the lowest CPU priority, what the late
 # phases of tests/run.sh need, in the order they need it:
 #
-#   tests/prebuild.sh PARENT_PID
+#   tests/prebuild.sh PARENT_PID BUILD...
 #
-# the patched ovs-vswitchd of OVS 3.5 (one build serves its plugin-default
-# and autovalidator runs) and 4.0's validate build
-# (patches/cached-build.sh), Debian 12's and Debian 13's packages
-# (packages/build-deb.sh) and the aarch64 ovs-vswitchd.  tests/run.sh
-# starts it once OVS 3.1's build is done, as 3.1's testsuite starts.  Why:
+# BUILD, in the order given: ovs-4.0 (4.0's validate build, the gate's),
+# ovs-3.5 (the patched ovs-vswitchd of OVS 3.5: one build serves its
+# plugin-default and autovalidator runs), debian-12 and debian-13 (the
+# Debian packages, packages/build-deb.sh), aarch64 (the aarch64
+# ovs-vswitchd).  tests/run.sh starts it once OVS 3.1's build is done, as
+# 3.1's testsuite starts, with the builds its selected labels need.  Why:
 # on 2 cores much of a cold tests/run.sh is builds, and OVS's testsuite
 # keeps about a third of the CPU busy (73 tests at -j2: 160 CPU-seconds in
 # 247 s); built beside it at nice 19, the builds take what the tests leave.
@@ -25,7 +26,8 @@
 # the next build once PARENT_PID (tests/run.sh) is gone.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-parent=${1:?usage: tests/prebuild.sh PARENT_PID}
+parent=${1:?usage: tests/prebuild.sh PARENT_PID BUILD...}
+shift
 # tests/run.sh starts this in a session of its own, and Linux's autogroup
 # scheduling shares the CPU between sessions as equals whatever their
 # processes' nice: the session's own nice is what makes it yield.
@@ -47,8 +49,13 @@ build() {  # build NAME COMMAND...
     fi
 }
 
-build "OVS 3.5 plugin-default" patches/cached-build.sh --ovs 3.5 --plugin-default
-build "OVS 4.0 validate" patches/cached-build.sh --ovs 4.0 --validate
-build "Debian 12 packages" packages/build-deb.sh --release 12
-build "Debian 13 packages" packages/build-deb.sh --release 13
-build "OVS 3.1 aarch64 plugin-default" patches/cached-build.sh --host aarch64-linux-gnu --plugin-default
+for wanted in "$@"; do
+    case "$wanted" in
+        ovs-4.0) build "OVS 4.0 validate" patches/cached-build.sh --ovs 4.0 --validate ;;
+        ovs-3.5) build "OVS 3.5 plugin-default" patches/cached-build.sh --ovs 3.5 --plugin-default ;;
+        debian-12) build "Debian 12 packages" packages/build-deb.sh --release 12 ;;
+        debian-13) build "Debian 13 packages" packages/build-deb.sh --release 13 ;;
+        aarch64) build "OVS 3.1 aarch64 plugin-default" patches/cached-build.sh --host aarch64-linux-gnu --plugin-default ;;
+        *) echo "prebuild: unknown build '$wanted'"; exit 2 ;;
+    esac
+done

@@ -1,7 +1,18 @@
 #!/usr/bin/env bash
 # ovs-vswitchd with the plugin built in, for one OVS release line:
 #
-#   tests/vswitchd/run.sh [--ovs RELEASE] [--no-flood]   (3.1, 3.5, 4.0; default 3.1)
+#   tests/vswitchd/run.sh [--ovs RELEASE] [--gate | --more] [--no-flood]
+#                                      (RELEASE: 3.1, 3.5, 4.0; default 3.1)
+#
+#   --gate   (3.x) the testsuite in the autovalidator configuration only,
+#            and every project test (tests/run.sh's gate: the checking
+#            mode of the release, and all that the plugin-default
+#            configuration adds is the project tests' part)
+#   --more   (3.x) what --gate leaves: the testsuite in the plugin-default
+#            configuration; and a build with OVS's own
+#            --enable-autovalidator (the plugin's lookups at 0, what the
+#            test mode stands in for) under autovalidator_test.sh
+#   neither  all of the above but the --enable-autovalidator build
 #
 #   1. builds it once (patches/cached-build.sh --plugin-default: once, then
 #      cached outside the clone) and runs it in two configurations:
@@ -47,10 +58,12 @@
 # over the suites' results.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-release=3.1 flood=yes
+release=3.1 flood=yes part=all
 while [ $# -gt 0 ]; do
     case "$1" in
         --ovs) release=${2:?--ovs needs a release}; shift 2 ;;
+        --gate) part=gate; shift ;;
+        --more) part=more; shift ;;
         --no-flood) flood=no; shift ;;
         *) echo "vswitchd/run.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
@@ -73,7 +86,15 @@ with_mode() {
     fi
 }
 build_config() {  # build_config CONFIG: the build that CONFIG runs
-    if [ "$1" = autovalidator ]; then echo plugin-default; else echo "$1"; fi
+    case "$1" in
+        autovalidator) echo plugin-default ;;
+        enable-autovalidator) echo autovalidator ;;
+        *) echo "$1" ;;
+    esac
+}
+# prefix_of CONFIG: the cached build CONFIG runs (built if need be).
+prefix_of() {
+    patches/cached-build.sh "${build_args[@]}" "--$(build_config "$1")" | tail -1
 }
 
 # The subset, by file and title, as numbers of this release's testsuite.
@@ -91,6 +112,10 @@ declare -A prefixes
 configs=(plugin-default autovalidator)
 tests=(plugin-default:vswitchd_test plugin-default:off_switch_test autovalidator:autovalidator_test)
 [ "$flood" = yes ] && tests+=(plugin-default:flood_test)
+case "$part" in
+    gate) configs=(autovalidator) ;;
+    more) configs=(plugin-default) tests=(enable-autovalidator:autovalidator_test) ;;
+esac
 if [ "${release%%.*}" = 4 ]; then
     # OVS 4.0 removed the autovalidator: the plugin's validation mode
     # (build-ovs.sh --validate) checks its lookups instead.  One build
@@ -102,12 +127,13 @@ if [ "${release%%.*}" = 4 ]; then
     configs=(validate)
     tests=(validate:validate_test validate:off_switch_test)
     [ "$flood" = yes ] && tests+=(validate:flood_test)
+    [ "$part" != more ] || { echo "vswitchd/run.sh: --more is for 3.x (4.0 has one configuration)" >&2; exit 2; }
     echo "vswitchd: OVS $release: NOT run: vswitchd_test and autovalidator_test" \
         "(3.x's prio-set commands and autovalidator; validate_test covers 4.0's providers)"
 fi
 for config in "${configs[@]}"; do
     build_start=$SECONDS
-    if ! prefix=$(patches/cached-build.sh "${build_args[@]}" "--$(build_config "$config")" | tail -1); then
+    if ! prefix=$(prefix_of "$config"); then
         echo "vswitchd: building the OVS $release $config configuration failed"
         failed=$((failed + 1))
         continue
@@ -198,6 +224,11 @@ done
 for config_test in "${tests[@]}"; do
     test=${config_test#*:}
     prefix=${prefixes[${config_test%%:*}]:-}
+    # A configuration whose testsuite did not run here: its build.
+    if [ -z "$prefix" ] && ! prefix=$(prefix_of "${config_test%%:*}"); then
+        echo "vswitchd: building the OVS $release ${config_test%%:*} configuration failed"
+        prefix=""
+    fi
     echo "=== project tests of the patched ovs-vswitchd (OVS $release, ${config_test%%:*}): $test"
     suite_start=$SECONDS
     if [ -n "$prefix" ] && with_mode "${config_test%%:*}" tests/vswitchd/$test.sh "$prefix"; then
