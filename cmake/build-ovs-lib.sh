@@ -88,6 +88,11 @@ fi
 ./configure CC="$cc" CFLAGS="$cflags" LDFLAGS="$ldflags" "${configure_args[@]}" >"$dir/configure.log" 2>&1 ||
     { tail -20 "$dir/configure.log" >&2; exit 1; }
 jobs=$(nproc)
+# Called by CMake's make as a build step, this script sees that make's
+# MAKEFLAGS, whose jobserver it is not handed: OVS's make then warns
+# "jobserver unavailable: using -j1" and compiles on one core.  It runs its
+# own make with its own -j instead.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 # lib/ alone needs automake's BUILT_SOURCES (generated headers) first; a
 # plain `make lib/libopenvswitch.la` does not build them.
 built_sources=$(printf 'print-built-sources:\n\t@echo $(BUILT_SOURCES)\n' |

@@ -5,7 +5,7 @@
 #   patches/build-ovs.sh --prefix DIR [--ovs RELEASE | --ovs-source SRC]
 #                        [--dpdk] [--autovalidator | --validate]
 #                        [--plugin-default | --series-only | --stock]
-#                        [--flavour F] [--host HOST]
+#                        [--flavour F] [--host HOST] [--tree-only | --link-only]
 #
 #   --prefix DIR       install into DIR (bin/, sbin/, share/...); the
 #                      configured, built tree stays in DIR/src, so other
@@ -61,6 +61,14 @@
 #   --host HOST        the GNU triplet to build for, e.g. aarch64-linux-gnu:
 #                      without --flavour, the first flavour of the table
 #                      for HOST (aarch64-crc); with it, must be its host
+#   --tree-only        steps 1-3 below only: DIR/src is OVS with the
+#                      series, configured and built (its lib, its programs,
+#                      ovs-vswitchd without the plugin); nothing installed
+#   --link-only        steps 4-5 only, in DIR/src as --tree-only left it
+#                      with the same options (refused otherwise): the
+#                      plugin built and linked into ovs-vswitchd, and the
+#                      install.  So a changed plugin is linked again
+#                      without building OVS again (patches/cached-build.sh)
 #
 # The series (patches/series-RELEASE: one per release line, listing the
 # patch files, which series share when identical) is that of the tree's
@@ -81,7 +89,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 prefix="" dpdk=no autovalidator=no validate=no plugin_default=no flavour="" want_host="" release="" ovs_src=""
-series=yes plugin=yes
+series=yes plugin=yes stage=all
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -97,6 +105,8 @@ while [ $# -gt 0 ]; do
         --stock) series=no plugin=no; shift ;;
         --flavour) flavour=${2:?--flavour needs a flavour of cmake/ovs-flavours.txt}; shift 2 ;;
         --host) want_host=${2:?--host needs a GNU triplet}; shift 2 ;;
+        --tree-only) stage=tree-only; shift ;;
+        --link-only) stage=link-only; shift ;;
         -h | --help) usage; exit 0 ;;
         *) echo "build-ovs.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
     esac
@@ -148,6 +158,9 @@ if [ -n "$cross" ] && [ "$dpdk" = yes ]; then
     echo "build-ovs.sh: --dpdk is not supported when cross-building for $host" >&2
     exit 2
 fi
+# What steps 1-3 build the tree with: --link-only checks that the tree it
+# links into was built with the same.
+tree_options="release=$release source=$ovs_src flavour=$flavour dpdk=$dpdk autovalidator=$autovalidator series=$series"
 # The prefix is this script's only with its marker: it then removes and
 # rewrites DIR/src and installs over DIR.  A folder with anything in it and
 # no marker (an operator's /usr/local, say) is refused, untouched.
@@ -169,7 +182,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 jobs=$(nproc)
 log="$prefix/build.log"
-: >"$log"
+[ "$stage" = link-only ] || : >"$log"
 step() { echo "build-ovs.sh: $*" >&2; }
 fail() { echo "build-ovs.sh: $1 failed; the last lines of $log:" >&2; tail -25 "$log" >&2; exit 1; }
 
@@ -195,22 +208,32 @@ if [ "$dpdk" = yes ]; then
 fi
 
 # 1. A fresh tree (a pinned release, or the given source) with a series.
-rm -rf "$prefix/src" "$prefix/src.tmp"
-if [ -n "$release" ]; then
-    step "unpacking OVS $(ovs_source "$release" version) ($(ovs_source "$release" origin)) into $prefix/src"
-    ovs_source_unpack "$release" "$prefix/src" 2>>"$log" || fail "unpacking OVS $release"
-elif [ -d "$ovs_src" ]; then
-    step "copying $ovs_src into $prefix/src"
-    cp -a "$ovs_src" "$prefix/src.tmp" && mv "$prefix/src.tmp" "$prefix/src"
+stamp=$prefix/src/.ovscls-tree-options
+if [ "$stage" = link-only ]; then
+    [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$tree_options" ] || {
+        echo "build-ovs.sh: --link-only: $prefix/src is no tree that --tree-only built with these options" >&2
+        echo "  ($tree_options)" >&2
+        exit 2
+    }
+    step "linking the plugin into the tree built before ($prefix/src)"
 else
-    step "unpacking $ovs_src into $prefix/src"
-    mkdir -p "$prefix/src.tmp"
-    tar -xf "$ovs_src" -C "$prefix/src.tmp" || fail "unpacking $ovs_src"
-    top_dirs=("$prefix"/src.tmp/*)
-    [ ${#top_dirs[@]} -eq 1 ] && [ -d "${top_dirs[0]}" ] ||
-        { echo "build-ovs.sh: $ovs_src does not hold one top directory" >&2; exit 1; }
-    mv "${top_dirs[0]}" "$prefix/src"
-    rmdir "$prefix/src.tmp"
+    rm -rf "$prefix/src" "$prefix/src.tmp"
+    if [ -n "$release" ]; then
+        step "unpacking OVS $(ovs_source "$release" version) ($(ovs_source "$release" origin)) into $prefix/src"
+        ovs_source_unpack "$release" "$prefix/src" 2>>"$log" || fail "unpacking OVS $release"
+    elif [ -d "$ovs_src" ]; then
+        step "copying $ovs_src into $prefix/src"
+        cp -a "$ovs_src" "$prefix/src.tmp" && mv "$prefix/src.tmp" "$prefix/src"
+    else
+        step "unpacking $ovs_src into $prefix/src"
+        mkdir -p "$prefix/src.tmp"
+        tar -xf "$ovs_src" -C "$prefix/src.tmp" || fail "unpacking $ovs_src"
+        top_dirs=("$prefix"/src.tmp/*)
+        [ ${#top_dirs[@]} -eq 1 ] && [ -d "${top_dirs[0]}" ] ||
+            { echo "build-ovs.sh: $ovs_src does not hold one top directory" >&2; exit 1; }
+        mv "${top_dirs[0]}" "$prefix/src"
+        rmdir "$prefix/src.tmp"
+    fi
 fi
 cd "$prefix/src"
 # 3.x has the lookup registry (lib/dpif-netdev-lookup.c); 4.0 removed it
@@ -230,109 +253,6 @@ if [ "$validate" = yes ] && { [ "${version%%.*}" = 3 ] || [ "$plugin" = no ]; };
     echo "build-ovs.sh: --validate is the plugin's check for OVS 4.0 (3.x: --autovalidator)" >&2
     exit 2
 fi
-if [ ! -x configure ]; then
-    step "no ./configure (a git tree): ./boot.sh"
-    for tool in autoconf automake libtool; do
-        command -v "$tool" >/dev/null || missing_tools+=("$tool")
-    done
-    if [ -n "${missing_tools[*]:-}" ]; then
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-            "${missing_tools[@]}" >/dev/null
-    fi
-    ./boot.sh >>"$log" 2>&1 || fail "./boot.sh"
-fi
-
-if [ "$series" = yes ]; then
-    # Series to try: the tree's release line, then the older lines nearest
-    # first, then the newer ones.
-    # without_news PATCH: the patch without its NEWS diff.
-    without_news() {
-        awk '/^diff --git / { skip = ($3 == "a/NEWS") } !skip' "$1"
-    }
-    # apply_patch DIR PATCH [own]: applies PATCH in DIR; for a series of
-    # another release line, retries without NEWS when the whole does not apply.
-    # Sets $news_left_out when it did.
-    apply_patch() {
-        local dir=$1 p=$2 own=${3:-}
-        news_left_out=no
-        if (cd "$dir" && patch -p1 --dry-run --silent --force <"$p" >/dev/null 2>&1); then
-            (cd "$dir" && patch -p1 --silent --force --no-backup-if-mismatch <"$p" >/dev/null 2>&1)
-        elif [ -z "$own" ] && (cd "$dir" && without_news "$p" |
-            patch -p1 --dry-run --silent --force >/dev/null 2>&1); then
-            news_left_out=yes
-            (cd "$dir" && without_news "$p" | patch -p1 --silent --force --no-backup-if-mismatch             >/dev/null 2>&1)
-        else
-            return 1
-        fi
-    }
-    line=${version%.*}
-    # Only series of the tree's major release: 4.0's hooks differ from 3.x's.
-    candidates=$(ls "$here" | sed -n 's/^series-\([0-9]*\.[0-9]*\)$/\1/p' | awk -v l="$line" '
-        function num(v, p) { split(v, p, "."); return p[1] * 1000 + p[2] }
-        int(num($0) / 1000) == int(num(l) / 1000) {
-            d = num($0) - num(l); print (d == 0 ? 0 : d < 0 ? 1 : 2), (d < 0 ? -d : d), $0 }' |
-        sort -k1,1n -k2,2n | cut -d' ' -f3)
-    # True when every patch of series-$1 applies, in order, to a scratch copy
-    # of the tree; else names the first that does not in $failed_patch.
-    series_applies() {
-        local scratch p ok=0
-        scratch=$(mktemp -d "$scratch_root/series.XXXXXX")
-        cp -a . "$scratch/t"
-        while read -r p; do
-            case "$p" in "" | \#*) continue ;; esac
-            if ! apply_patch "$scratch/t" "$here/$p" "$([ "$1" = "$line" ] && echo own)"; then
-                failed_patch=$p
-                ok=1
-                break
-            fi
-        done <"$here/series-$1"
-        rm -rf "$scratch"
-        return "$ok"
-    }
-    chosen="" tried=()
-    for s in $candidates; do
-        if series_applies "$s"; then
-            chosen=$s
-            break
-        fi
-        tried+=("series-$s ($failed_patch does not apply)")
-    done
-    if [ -z "$chosen" ]; then
-        echo "build-ovs.sh: no series fits Open vSwitch $version; tried: ${tried[*]:-no series at all}" >&2
-        echo "  (patches/README.md says how to port the series to another release)" >&2
-        exit 1
-    fi
-    [ "$chosen" = "$line" ] || step "no series-$line: series-$chosen applies to OVS $version"
-    while read -r p; do
-        case "$p" in "" | \#*) continue ;; esac
-        apply_patch . "$here/$p" "$([ "$chosen" = "$line" ] && echo own)" || fail "applying $p"
-        if [ "$news_left_out" = yes ]; then
-            step "applied $p (series-$chosen) without its NEWS hunk (this tree's NEWS differs)"
-        else
-            step "applied $p (series-$chosen)"
-        fi
-    done <"$here/series-$chosen"
-    # The series adds a test program to tests/automake.mk: regenerate.
-    for tool in autoconf automake libtoolize; do
-        command -v "$tool" >/dev/null || {
-            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-                autoconf automake libtool >/dev/null
-            break
-        }
-    done
-    step "./boot.sh (the series changes tests/automake.mk)"
-    ./boot.sh >>"$log" 2>&1 || fail "./boot.sh"
-else
-    step "--stock: no series, no plugin: Open vSwitch $version as released"
-fi
-
-# 2. configure.
-args=(--prefix="$prefix" --localstatedir="$prefix/var" --sysconfdir="$prefix/etc")
-[ "$dpdk" = yes ] && args+=(--with-dpdk=shared)
-# Cross: configure would find the build machine's OpenSSL and libcap-ng
-# headers, which the cross linker has no libraries for.
-[ -n "$cross" ] && args+=(--host="$host" --disable-ssl --disable-libcapng)
-[ "$autovalidator" = yes ] && args+=(--enable-autovalidator)
 # ccache (Debian's), its cache beside the builds: configurations and
 # releases share most of OVS's objects (ccache's preprocessor mode sees
 # through -D flags and config.h lines no file uses), and a changed plugin
@@ -344,13 +264,124 @@ if command -v ccache >/dev/null; then
     ccache_setup "$prefix/ccache-stats.log" "$prefix"
     cc="ccache $cc"
 fi
-step "configuring: ${args[*]} CC=\"$cc\" CFLAGS=\"$cflags\""
-./configure "${args[@]}" CC="$cc" CFLAGS="$cflags" >>"$log" 2>&1 || fail "configure"
+if [ "$stage" != link-only ]; then
+    if [ ! -x configure ]; then
+        step "no ./configure (a git tree): ./boot.sh"
+        for tool in autoconf automake libtool; do
+            command -v "$tool" >/dev/null || missing_tools+=("$tool")
+        done
+        if [ -n "${missing_tools[*]:-}" ]; then
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+                "${missing_tools[@]}" >/dev/null
+        fi
+        ./boot.sh >>"$log" 2>&1 || fail "./boot.sh"
+    fi
 
-# 3. OVS as it is (which also generates the headers that the plugin's
-# registration includes, e.g. odp-netlink.h).
-step "building OVS with $jobs jobs (a few minutes without ccache hits)"
-make -j"$jobs" >>"$log" 2>&1 || fail "make"
+    if [ "$series" = yes ]; then
+        # Series to try: the tree's release line, then the older lines nearest
+        # first, then the newer ones.
+        # without_news PATCH: the patch without its NEWS diff.
+        without_news() {
+            awk '/^diff --git / { skip = ($3 == "a/NEWS") } !skip' "$1"
+        }
+        # apply_patch DIR PATCH [own]: applies PATCH in DIR; for a series of
+        # another release line, retries without NEWS when the whole does not apply.
+        # Sets $news_left_out when it did.
+        apply_patch() {
+            local dir=$1 p=$2 own=${3:-}
+            news_left_out=no
+            if (cd "$dir" && patch -p1 --dry-run --silent --force <"$p" >/dev/null 2>&1); then
+                (cd "$dir" && patch -p1 --silent --force --no-backup-if-mismatch <"$p" >/dev/null 2>&1)
+            elif [ -z "$own" ] && (cd "$dir" && without_news "$p" |
+                patch -p1 --dry-run --silent --force >/dev/null 2>&1); then
+                news_left_out=yes
+                (cd "$dir" && without_news "$p" | patch -p1 --silent --force --no-backup-if-mismatch             >/dev/null 2>&1)
+            else
+                return 1
+            fi
+        }
+        line=${version%.*}
+        # Only series of the tree's major release: 4.0's hooks differ from 3.x's.
+        candidates=$(ls "$here" | sed -n 's/^series-\([0-9]*\.[0-9]*\)$/\1/p' | awk -v l="$line" '
+            function num(v, p) { split(v, p, "."); return p[1] * 1000 + p[2] }
+            int(num($0) / 1000) == int(num(l) / 1000) {
+                d = num($0) - num(l); print (d == 0 ? 0 : d < 0 ? 1 : 2), (d < 0 ? -d : d), $0 }' |
+            sort -k1,1n -k2,2n | cut -d' ' -f3)
+        # True when every patch of series-$1 applies, in order, to a scratch copy
+        # of the tree; else names the first that does not in $failed_patch.
+        series_applies() {
+            local scratch p ok=0
+            scratch=$(mktemp -d "$scratch_root/series.XXXXXX")
+            cp -a . "$scratch/t"
+            while read -r p; do
+                case "$p" in "" | \#*) continue ;; esac
+                if ! apply_patch "$scratch/t" "$here/$p" "$([ "$1" = "$line" ] && echo own)"; then
+                    failed_patch=$p
+                    ok=1
+                    break
+                fi
+            done <"$here/series-$1"
+            rm -rf "$scratch"
+            return "$ok"
+        }
+        chosen="" tried=()
+        for s in $candidates; do
+            if series_applies "$s"; then
+                chosen=$s
+                break
+            fi
+            tried+=("series-$s ($failed_patch does not apply)")
+        done
+        if [ -z "$chosen" ]; then
+            echo "build-ovs.sh: no series fits Open vSwitch $version; tried: ${tried[*]:-no series at all}" >&2
+            echo "  (patches/README.md says how to port the series to another release)" >&2
+            exit 1
+        fi
+        [ "$chosen" = "$line" ] || step "no series-$line: series-$chosen applies to OVS $version"
+        while read -r p; do
+            case "$p" in "" | \#*) continue ;; esac
+            apply_patch . "$here/$p" "$([ "$chosen" = "$line" ] && echo own)" || fail "applying $p"
+            if [ "$news_left_out" = yes ]; then
+                step "applied $p (series-$chosen) without its NEWS hunk (this tree's NEWS differs)"
+            else
+                step "applied $p (series-$chosen)"
+            fi
+        done <"$here/series-$chosen"
+        # The series adds a test program to tests/automake.mk: regenerate.
+        for tool in autoconf automake libtoolize; do
+            command -v "$tool" >/dev/null || {
+                DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+                    autoconf automake libtool >/dev/null
+                break
+            }
+        done
+        step "./boot.sh (the series changes tests/automake.mk)"
+        ./boot.sh >>"$log" 2>&1 || fail "./boot.sh"
+    else
+        step "--stock: no series, no plugin: Open vSwitch $version as released"
+    fi
+
+    # 2. configure.
+    args=(--prefix="$prefix" --localstatedir="$prefix/var" --sysconfdir="$prefix/etc")
+    [ "$dpdk" = yes ] && args+=(--with-dpdk=shared)
+    # Cross: configure would find the build machine's OpenSSL and libcap-ng
+    # headers, which the cross linker has no libraries for.
+    [ -n "$cross" ] && args+=(--host="$host" --disable-ssl --disable-libcapng)
+    [ "$autovalidator" = yes ] && args+=(--enable-autovalidator)
+    step "configuring: ${args[*]} CC=\"$cc\" CFLAGS=\"$cflags\""
+    ./configure "${args[@]}" CC="$cc" CFLAGS="$cflags" >>"$log" 2>&1 || fail "configure"
+
+    # 3. OVS as it is (which also generates the headers that the plugin's
+    # registration includes, e.g. odp-netlink.h).
+    step "building OVS with $jobs jobs (a few minutes without ccache hits)"
+    make -j"$jobs" >>"$log" 2>&1 || fail "make"
+    echo "$tree_options" >"$stamp"
+fi  # steps 1-3
+if [ "$stage" = tree-only ]; then
+    [[ $cc != ccache* ]] || step "ccache: $(ccache_stats "$prefix/ccache-stats.log")"
+    step "built OVS $version with the series in $prefix/src (--tree-only: no plugin, nothing installed)"
+    exit 0
+fi
 # 4. The plugin, for the same hash flavour, built against this tree and
 # linked into ovs-vswitchd only (plugin/link-into-ovs.sh), then install.
 if [ "$plugin" = yes ]; then

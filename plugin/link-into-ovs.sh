@@ -121,6 +121,13 @@ command -v ccache >/dev/null && cmake_args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccach
 if [ -n "${CPPFLAGS:-}" ]; then
     export CFLAGS="${CFLAGS:-} $CPPFLAGS" CXXFLAGS="${CXXFLAGS:-} $CPPFLAGS"
 fi
+# A plugin build of another checkout (the tree is cached, the checkouts
+# come and go): CMake keeps one source folder per build folder.
+if [ -f "$plugin_build/CMakeCache.txt" ] &&
+    ! grep -qxF "CMAKE_HOME_DIRECTORY:INTERNAL=$top" "$plugin_build/CMakeCache.txt"; then
+    step "the plugin build in $plugin_build is of another checkout: building it anew"
+    rm -rf "$plugin_build"
+fi
 step "building libovscls_plugin.a ($flavour, plugin default: $plugin_default, validate: $validate) in $plugin_build"
 cmake -S "$top" -B "$plugin_build" "${cmake_args[@]}" >"$build/ovscls-plugin.log" 2>&1 ||
     { tail -25 "$build/ovscls-plugin.log" >&2; echo "link-into-ovs.sh: configuring the plugin failed" >&2; exit 1; }
