@@ -15,8 +15,10 @@
 #
 #   cmake --preset sse42 && cmake --build --preset sse42 && ctest --preset sse42
 #
-# The OVS lib itself is built once per flavour and cached outside the clone
-# (cmake/build-ovs-lib.sh; $OVS_BUILD_CACHE, default /var/cache/ovs-dpcls-plugin).
+# OVS itself is built once and cached outside the clone ($OVS_BUILD_CACHE,
+# default /var/cache/ovs-dpcls-plugin): for sse42 (and asan, fuzz), the tree
+# of the release's patched ovs-vswitchd (patches/cached-build.sh --tree),
+# for the other flavours OVS's lib alone (cmake/build-ovs-lib.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source cmake/ovs-table.sh
