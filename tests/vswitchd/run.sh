@@ -209,14 +209,19 @@ for config in "${configs[@]}"; do
         echo "    autovalidator, over the testsuite's ovs-vswitchd logs:"
         sed 's/^/      /' <<<"${counts:-nothing checked}"
         # generic's count says that the autovalidator ran (it checks every
-        # lookup against generic), tail_index's that the plugin checked.
+        # lookup against generic), specialized's and runtime's that it
+        # checked the plugin's portable lookups, tail_index's that the
+        # plugin checked its index (jit_avx2 and jit_fused need hot
+        # subtables: autovalidator_test.sh checks them).
         if [ -n "$counts" ] && ! grep -qv ' 0 mismatches$' <<<"$counts" &&
             grep -Eq '^generic subtable lookups: [1-9][0-9]* checked' <<<"$counts" &&
+            grep -Eq '^specialized subtable lookups: [1-9][0-9]* checked' <<<"$counts" &&
+            grep -Eq '^runtime subtable lookups: [1-9][0-9]* checked' <<<"$counts" &&
             grep -Eq '^tail_index tail lookups: [1-9][0-9]* checked' <<<"$counts"; then
             passed=$((passed + 1))
         else
             failed=$((failed + 1))
-            echo "    mismatches, no counts logged, or no lookup checked by the autovalidator or through the tail index"
+            echo "    mismatches, no counts logged, or no lookup of generic, specialized, runtime or the tail index checked"
         fi
     fi
 done
