@@ -76,8 +76,8 @@ cd "$(dirname "$0")/.."
 
 # label | part | cold s | warm s: the estimates --budget plans with, from
 # measured runs on 2-vCPU machines (docs/results/2026-12-02-test-suite-times.md);
-# a label's last time on this machine, in the cache state it finds, is
-# used instead where there is one (record_time below).  Cold: none of the
+# a label's last warm time on this machine is used instead where there is
+# one, and its last cold time where that is longer (record_time, estimate).  Cold: none of the
 # label's builds in the build cache (the C++ builds are in the clone, so
 # they are always built; ccache makes them cheap when warm).
 phase_table() {
@@ -93,7 +93,7 @@ vswitchd          | gate   | 1500 |  600
 host-safety       | gate   |  150 |  110
 emulated          | matrix |  420 |  260
 flavours          | matrix |  300 |   80
-ovs-3.5           | matrix | 1300 |  550
+ovs-3.5           | matrix |  900 |  550
 packages          | matrix | 2700 |  150
 vswitchd-3.1-more | matrix |  600 |  420
 sanitizer-more    | matrix |  330 |  120
@@ -234,15 +234,18 @@ record_time() {  # record_time LABEL STATE SECONDS
     { grep -v "^$1 $2 " "$times_file" 2>/dev/null || true; echo "$1 $2 $3"; } >"$times_file.new" &&
         mv "$times_file.new" "$times_file"
 }
-estimate() {  # estimate LABEL STATE: seconds, this machine's last time or the table's
-    local own
+estimate() {  # estimate LABEL STATE: seconds
+    # Warm: this machine's last warm time, else the table's.  Cold: the
+    # larger of the two, since "cold" is any label with one build missing,
+    # and a last cold time may have had the others cached.
+    local own table
     own=$(awk -v l="$1" -v s="$2" '$1 == l && $2 == s { print $3 }' "$times_file" 2>/dev/null)
-    if [ -n "$own" ]; then
-        echo "$own"
-    elif [ "$2" = warm ]; then
-        table_field "$1" 4
+    if [ "$2" = warm ]; then
+        echo "${own:-$(table_field "$1" 4)}"
     else
-        table_field "$1" 3
+        own=${own:-0}
+        table=$(table_field "$1" 3)
+        echo $((own > table ? own : table))
     fi
 }
 
