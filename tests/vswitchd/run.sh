@@ -62,7 +62,7 @@ release=3.1 flood=yes part=all
 while [ $# -gt 0 ]; do
     case "$1" in
         --ovs) release=${2:?--ovs needs a release}; shift 2 ;;
-        --gate) part=gate; shift ;;
+        --gate) part="gate"; shift ;;
         --more) part="more"; shift ;;
         --no-flood) flood=no; shift ;;
         *) echo "vswitchd/run.sh: unknown argument '$1'" >&2; exit 2 ;;
