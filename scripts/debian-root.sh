@@ -91,10 +91,10 @@ case "$profile" in
     *) echo "debian-root.sh: unknown profile '$profile' (build or packages)" >&2; exit 2 ;;
 esac
 if [ "$profile" = build ]; then
-    key=$(printf '%s\n' "$suite" "${packages[@]}" | sha256sum | cut -c1-16)
+    key=$(printf '%s\n' "$suite" upgraded "${packages[@]}" | sha256sum | cut -c1-16)
     root=$cache/root-$suite-$key
 else
-    key=$(printf '%s\n' "$suite" "$profile" "${packages[@]}" "${downloads[@]}" "$mirror" \
+    key=$(printf '%s\n' "$suite" "$profile" upgraded "${packages[@]}" "${downloads[@]}" "$mirror" \
         "$security_mirror" | sha256sum | cut -c1-16)
     root=$cache/root-$suite-$profile-$key
 fi
@@ -222,7 +222,12 @@ SOURCES
             chmod 755 "$root.tmp/usr/local/sbin/$tool"
         done
     fi
+    # Upgraded from the suite's updates and security sources first: a root
+    # of debootstrap's versions alone has the install test's packages pull
+    # in a newer library (Debian 13's libssl3t64 3.5.10, 2026-12-07), which
+    # the purge then leaves, and the root is not as it was.
     chroot "$root.tmp" /bin/sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+        apt-get upgrade -y -qq && DEBIAN_FRONTEND=noninteractive \
         apt-get install -y -qq --no-install-recommends ${packages[*]} ${downloads[*]:+&& \
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --download-only ${downloads[*]}}" \
         >>"$root.log" 2>&1 ||
