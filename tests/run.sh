@@ -342,21 +342,21 @@ label_unit() {
 }
 
 jit_tests='concurrency_test|jit_test|fused_test|tail_index_test'
+asan_tests() {  # asan_tests 'A|B|...': builds these tests under ASan and UBSan and runs them
+    # shellcheck disable=SC2046 # one --target per test
+    build_or_fail asan scripts/build.sh asan $(printf -- '--target %s ' ${1//|/ }) &&
+        run_ctest asan -R "^($1)\$"
+}
 label_sanitizer() {
     phase "concurrency and JIT tests under ThreadSanitizer"
     build_or_fail tsan scripts/build.sh tsan --target concurrency_test --target jit_test --target fused_test &&
         run_ctest tsan
     phase "concurrency, JIT, fused and tail-index tests under AddressSanitizer (leaks too) and UBSan"
-    # shellcheck disable=SC2046 # one --target per test
-    build_or_fail asan scripts/build.sh asan $(printf -- '--target %s ' ${jit_tests//|/ }) &&
-        run_ctest asan -R "^($jit_tests)\$"
+    asan_tests "$jit_tests"
 }
 label_sanitizer_more() {
-    local more='differential_test|classifier_test|hash_test|corpus_test'
     phase "differential, classifier, hash and corpus tests under AddressSanitizer (leaks too) and UBSan"
-    # shellcheck disable=SC2046 # one --target per test
-    build_or_fail asan scripts/build.sh asan $(printf -- '--target %s ' ${more//|/ }) &&
-        run_ctest asan -R "^($more)\$"
+    asan_tests 'differential_test|classifier_test|hash_test|corpus_test'
 }
 
 dpcls_bench_broken_is_caught() {
