@@ -8,8 +8,10 @@
 // without a switch.  It is a copy, and can drift; three checks hold it to
 // OVS's:
 // - tests/ovs_loop.hpp: OVS's loop with OVS's generic in every subtable;
-//   the fused, tail-index and differential tests compare every lookup()
-//   here with it, rule for rule and in the lookups-per-hit count;
+//   the fused, tail-index and tail-soak tests compare every lookup() here
+//   with it, rule for rule and in the lookups-per-hit count (the
+//   differential tests compare single subtables' lookups with OVS's
+//   generic, and need no loop);
 // - tests/vswitchd/: OVS's own dpcls_lookup() with the plugin's lookups,
 //   checked on every lookup by OVS's autovalidator (3.x) or the plugin's
 //   validation mode (4.0) over OVS's testsuite subset;

@@ -18,7 +18,10 @@
  * ovs-vswitchd the name "generic" is OVS's own lookup's.
  *
  * Plain C and C++: OVSCLS_LOOKUP_TABLE(X) expands X(name, library, plugin)
- * once per row. */
+ * once per row.  Code names a lookup with OVSCLS_LOOKUP_NAME_<name> (the
+ * name OVS shows, in dpif-netdev/subtable-lookup-info-get and the
+ * dpcls-plugin/... commands), never with a string literal of its own, so
+ * that a lookup that is not in this table is a compile error. */
 #ifndef OVSCLS_LOOKUP_TABLE_H
 #define OVSCLS_LOOKUP_TABLE_H 1
 
@@ -40,5 +43,12 @@ enum { OVSCLS_LOOKUP_TABLE(OVSCLS_LOOKUP_LIBRARY_PRIO_) };
 enum { OVSCLS_LOOKUP_TABLE(OVSCLS_LOOKUP_PLUGIN_PRIO_) };
 #undef OVSCLS_LOOKUP_LIBRARY_PRIO_
 #undef OVSCLS_LOOKUP_PLUGIN_PRIO_
+
+/* OVSCLS_LOOKUP_NAME_<name>: the row's name as a string.  A static array in
+ * each translation unit, marked unused for the ones that name no lookup. */
+#define OVSCLS_LOOKUP_DEFINE_NAME_(name, library, plugin) \
+    static const char OVSCLS_LOOKUP_NAME_##name[] __attribute__((unused)) = #name;
+OVSCLS_LOOKUP_TABLE(OVSCLS_LOOKUP_DEFINE_NAME_)
+#undef OVSCLS_LOOKUP_DEFINE_NAME_
 
 #endif /* OVSCLS_LOOKUP_TABLE_H */

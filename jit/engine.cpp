@@ -899,7 +899,7 @@ std::string Engine::fused_state() const {
 
 LookupDescriptor Engine::descriptor() {
     return {
-        "jit_avx2",
+        OVSCLS_LOOKUP_NAME_jit_avx2,
         OVSCLS_LIBRARY_PRIO_jit_avx2,
         [](void* self, const ProbeContext& ctx) { return static_cast<Engine*>(self)->probe(ctx); },
         [](void* self, const dpcls_subtable* subtable, ovsb_lookup_func in_use) {

@@ -13,7 +13,7 @@ uint32_t lookup_generic(dpcls_subtable* subtable, uint32_t keys_map, const netde
 ovsb_lookup_func generic_probe(const ProbeContext&) { return lookup_generic; }
 
 LookupDescriptor generic_descriptor() {
-    return {"generic", OVSCLS_LIBRARY_PRIO_generic,
+    return {OVSCLS_LOOKUP_NAME_generic, OVSCLS_LIBRARY_PRIO_generic,
             [](void*, const ProbeContext& ctx) { return generic_probe(ctx); }, nullptr, nullptr};
 }
 

@@ -75,7 +75,7 @@ ovsb_lookup_func specialized_probe(const ProbeContext& ctx) {
 std::span<const Fingerprint> specialized_fingerprints() { return kFingerprints; }
 
 LookupDescriptor specialized_descriptor() {
-    return {"specialized", OVSCLS_LIBRARY_PRIO_specialized,
+    return {OVSCLS_LOOKUP_NAME_specialized, OVSCLS_LIBRARY_PRIO_specialized,
             [](void*, const ProbeContext& ctx) { return specialized_probe(ctx); }, nullptr,
             nullptr};
 }

@@ -345,6 +345,37 @@ python3 "$here/md2man.py" --version "$version" \
     "$top/docs/ref/ovs-dpcls-plugin.md" >"$tree/debian/ovs-dpcls-plugin.7" ||
     die "making the man page from docs/ref/ovs-dpcls-plugin.md failed"
 echo debian/ovs-dpcls-plugin.7 >>"$tree/debian/openvswitch-switch.manpages"
+# debian/copyright: the plugin's sources and the series (Apache-2.0), and
+# xbyak (BSD-3-clause), whose header-only code the JIT compiles into both
+# ovs-vswitchd.  Debian's file already has both licences' stand-alone
+# paragraphs; the new Files paragraphs go before the first of those.
+for l in Apache-2.0 BSD-3-clause; do
+    grep -qx "License: $l" "$tree/debian/copyright" ||
+        die "debian/copyright has no stand-alone 'License: $l' paragraph to refer to"
+done
+cat >"$work/copyright-ovscls" <<'COPYRIGHT'
+Files: debian/ovscls-plugin/*
+Copyright: the ovs-dpcls-plugin authors
+License: Apache-2.0
+Comment: ovs-dpcls-plugin's lookups, built into ovs-vswitchd and
+ ovs-vswitchd-dpdk.  Its JIT (jit/) is compiled with the headers of xbyak
+ (Debian's libxbyak-dev, header-only), so both binaries contain xbyak's
+ code: Copyright 2007 MITSUNARI Shigeo <herumi@nifty.com>, under the
+ BSD-3-clause licence below.
+
+Files: debian/patches/ovscls/*
+Copyright: the ovs-dpcls-plugin authors
+License: Apache-2.0
+Comment: the series that lets a lookup register at run time, offered under
+ Open vSwitch's licence.
+
+COPYRIGHT
+awk -v add="$work/copyright-ovscls" '
+    !done && prev_blank && /^License:/ { while ((getline l < add) > 0) print l; done = 1 }
+    { print; prev_blank = ($0 == "") }
+    END { if (!done) exit 1 }' "$tree/debian/copyright" >"$tree/debian/copyright.new" ||
+    die "debian/copyright has no stand-alone License paragraph after a blank line"
+mv "$tree/debian/copyright.new" "$tree/debian/copyright"
 # Build-Depends: what the plugin is built with.
 grep -q '^Build-Depends:' "$tree/debian/control" || die "debian/control has no Build-Depends line"
 sed -i 's/^Build-Depends: /Build-Depends: cmake, g++, libxbyak-dev [amd64], /' "$tree/debian/control"
@@ -386,6 +417,8 @@ mail=${DEBEMAIL:-root@$(hostname -f 2>/dev/null || hostname)}
     echo "  * debian/rules: build the plugin and link it into both ovs-vswitchd."
     echo "  * debian/control: Build-Depends on cmake, g++, libxbyak-dev."
     echo "  * openvswitch-switch: the man page ovs-dpcls-plugin(7)."
+    echo "  * debian/copyright: the plugin and the series (Apache-2.0), xbyak"
+    echo "    (BSD-3-clause, compiled into the JIT)."
     echo
     # The entry's date, which dpkg-buildpackage makes SOURCE_DATE_EPOCH:
     # the project's last commit, so that a rebuild of it is the same.

@@ -443,24 +443,24 @@ static const plugin_entry lookups[] = {
     { .prio = SPECIALIZED_PRIO,
       .probe = ovscls_plugin_specialized_probe,
       .set_config = plugin_set_config,
-      .name = "specialized" },
+      .name = OVSCLS_LOOKUP_NAME_specialized },
     { .prio = RUNTIME_PRIO,
       .probe = ovscls_plugin_runtime_probe,
-      .name = "runtime" },
+      .name = OVSCLS_LOOKUP_NAME_runtime },
     { .prio = JIT_PRIO,
       .probe = ovscls_plugin_jit_probe,
       .probe_subtable = ovscls_plugin_jit_probe_subtable,
       .release = ovscls_plugin_jit_release,
       .ranking = ovscls_plugin_jit_ranking,
       .set_config = jit_set_config,
-      .name = "jit_avx2" },
+      .name = OVSCLS_LOOKUP_NAME_jit_avx2 },
 #if PLUGIN_HAS_FUSED
     { .prio = FUSED_PRIO,
       .probe = ovscls_plugin_fused_probe_counts,
       .probe_fused = fused_probe,
       .release_fused = fused_release,
       .fused_ready = ovscls_plugin_fused_ready,
-      .name = "jit_fused" },
+      .name = OVSCLS_LOOKUP_NAME_jit_fused },
 #endif
 #if PLUGIN_HAS_TAIL
     { .prio = TAIL_PRIO,
@@ -473,7 +473,7 @@ static const plugin_entry lookups[] = {
       .tail_ranking = ovscls_plugin_tail_ranking,
       .tail_view = ovscls_plugin_tail_view,
       .tail_lookup = ovscls_plugin_tail_lookup,
-      .name = "tail_index" },
+      .name = OVSCLS_LOOKUP_NAME_tail_index },
 #endif
 };
 
@@ -601,12 +601,12 @@ plugin_put_state(struct ds *s, const char *name)
 {
     char *text = NULL;
 
-    if (!strcmp(name, "jit_avx2")) {
+    if (!strcmp(name, OVSCLS_LOOKUP_NAME_jit_avx2)) {
         text = ovscls_plugin_jit_state();
-    } else if (!strcmp(name, "jit_fused")) {
+    } else if (!strcmp(name, OVSCLS_LOOKUP_NAME_jit_fused)) {
         text = ovscls_plugin_fused_state();
 #if PLUGIN_HAS_TAIL
-    } else if (!strcmp(name, "tail_index")) {
+    } else if (!strcmp(name, OVSCLS_LOOKUP_NAME_tail_index)) {
         ds_put_cstr(s, tail_on ? "on" : "off (other_config:dpcls-tail)");
         return;
 #endif

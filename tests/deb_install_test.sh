@@ -436,6 +436,9 @@ check "dpkg has $version" has_versions "$version"
 man_page=/usr/share/man/man7/ovs-dpcls-plugin.7.gz
 check "openvswitch-switch installs ovs-dpcls-plugin(7) ($man_page)" \
     bash -c "dpkg -L openvswitch-switch | grep -qxF $man_page && zcat $man_page | grep -q '^\.TH OVS'"
+copyright=/usr/share/doc/openvswitch-switch/copyright
+check "openvswitch-switch's copyright names the plugin (Apache-2.0) and xbyak (BSD-3-clause)" \
+    bash -c "grep -qx 'Files: debian/ovscls-plugin/\*' $copyright && grep -q 'xbyak' $copyright"
 
 run_switch() {  # run_switch BINARY LABEL: each ovs-vswitchd of the packages
     local binary=$1 label=$2 before_lookup line lp info

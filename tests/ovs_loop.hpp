@@ -1,5 +1,17 @@
 // ovs_loop.hpp: OVS's dpcls_lookup() loop as the tests' reference for a
-// whole classifier (the fused lookup's and the tail index's tests).
+// whole classifier (the fused lookup's, the tail index's and the tail soak's
+// tests).
+//
+// A hand copy: OVS's loop (lib/dpif-netdev.c, dpcls_lookup(): subtables in
+// pvector order, each called with the keys still unmatched, the lookups
+// count as the sum of 1-based positions of the hits) is static in OVS and
+// cannot be called from here, so it is written again below with OVS's own
+// generic lookup (reference/, built from OVS's source) in every subtable.
+// The copy can drift from OVS's; what holds it to the real loop is
+// tests/vswitchd/: there OVS's own dpcls_lookup() runs the plugin's lookups
+// over OVS's testsuite under OVS's autovalidator (3.x) or the plugin's
+// validation mode (4.0), which compare each lookup with OVS's generic on
+// every call.
 #pragma once
 
 #include <gtest/gtest.h>
