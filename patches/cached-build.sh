@@ -39,21 +39,47 @@ while [ $# -gt 0 ]; do
     esac
 done
 cache=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
-key_of() {  # key_of PATH...: a hash of the files under PATH
-    find "$@" -type f | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16
+key_of() {  # key_of PATH...: a hash of the files under PATH but documents
+    find "$@" -type f ! -name '*.md' | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16
 }
-# The tree: the series and the scripts and tables that build it; the
-# system it is built on counts too (a Debian 13 or testing root,
+source cmake/ovs-table.sh
+# series_of [build-ovs.sh options]: the series files the build applies, the
+# series' list and its patches: a pinned release's own line (build-ovs.sh
+# takes series-RELEASE when there is one); every series for --ovs-source,
+# whose version picks one at build time; none for --stock.
+series_of() {
+    local release
+    release=$(ovs_release_names | head -1)
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --ovs) release=${2:-}; shift ;;
+            --ovs-source) release=any; shift ;;
+            --stock) return 0 ;;
+        esac
+        shift
+    done
+    if [ "$release" != any ] && [ -f "patches/series-$release" ]; then
+        echo "patches/series-$release"
+        grep -v -e '^#' -e '^$' "patches/series-$release" | sed 's|^|patches/|'
+    else
+        ls patches/series-*
+        grep -hv -e '^#' -e '^$' patches/series-* | sort -u | sed 's|^|patches/|'
+    fi
+}
+# The tree: its series and the scripts and tables that build it, so that
+# editing another release line's patch builds nothing again; the system it
+# is built on counts too (a Debian 13 or testing root,
 # scripts/debian-root.sh, shares the cache with the Debian 12 machine).
-tree_key=$( (key_of patches/build-ovs.sh patches/series-* patches/[0-9]* cmake/ovs-sources.txt \
+mapfile -t series_files < <(series_of "$@")
+tree_key=$( (key_of patches/build-ovs.sh "${series_files[@]}" cmake/ovs-sources.txt \
     cmake/ovs-flavours.txt cmake/ovs-table.sh cmake/fetch-debian-package.sh cmake/ccache.sh \
     cmake/ovs-link-flags.sh scripts/apt-install-missing.sh
     grep -s -e '^VERSION_ID=' -e '^VERSION_CODENAME=' /etc/os-release) | sha256sum | cut -c1-16)
-# The plugin: every source it is built from, and the script that links it.
+# The plugin: every source it is built from (its documents aside), and the
+# script that links it.
 plugin_key=$(key_of patches/build-ovs.sh CMakeLists.txt cmake classifier lookups tail jit plugin)
 # The folder's name says the options; "--ovs 3.1" (the default release)
 # names the same build as no --ovs.
-source cmake/ovs-table.sh
 named=()
 while [ $# -gt 0 ]; do
     if [ "$1" = --ovs ] && [ "${2:-}" = "$(ovs_release_names | head -1)" ]; then
