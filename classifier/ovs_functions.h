@@ -31,7 +31,7 @@ struct cmap;
 struct cmap_node;
 
 /* lib/cmap.h: the lookups' batch probe (lookups/lookup.hpp), jit_fused's
- * fallback probe (jit/ovs_emit.hpp), and the cmap that jit/cmap_layout.cpp
+ * fallback probe (jit/cmap_probe.hpp), and the cmap that jit/cmap_layout.cpp
  * fills to check the layout its generated code walks. */
 unsigned long cmap_find_batch(const struct cmap* cmap, unsigned long map, uint32_t hashes[],
                               const struct cmap_node* nodes[]);

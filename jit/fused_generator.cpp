@@ -6,6 +6,7 @@
 #include <new>
 #include <tuple>
 
+#include "jit/cmap_probe.hpp"
 #include "jit/lookup_shape.hpp"
 #include "jit/ovs_emit.hpp"
 
@@ -82,16 +83,6 @@ KeyBlock key_block(const FusedSubtable& s, const MiniflowMap& key_map, uint32_t 
 }
 
 }  // namespace
-
-struct FusedGenerator::ProbeLabels {
-    Label retry, odd, candidate;
-    Label absent;  // where the key is known not to be in the bucket
-};
-
-struct FusedGenerator::SubtableLabels {
-    ProbeLabels first, second;  // the key's two buckets
-    Label changed, miss;
-};
 
 FusedGenerator::~FusedGenerator() = default;
 
@@ -177,9 +168,7 @@ void FusedGenerator::generate() {
     emit_prologue();
     emit_key_loop();
     emit_epilogue();
-    for (size_t c = 0; c < cold_.size(); c++) {  // cold code may add more
-        cold_[c]();
-    }
+    emit_cold();
     emit_pool();
 }
 
@@ -261,7 +250,7 @@ void FusedGenerator::emit_key_loop() {
     jnz(key_loop_, T_NEAR);
     jmp(epilogue_, T_NEAR);
 
-    cold_.push_back([this] {
+    cold([this] {
         L(defer_);  // another map: the loop runs it through every subtable
         mov(ecx, 1);
         shlx(ecx, ecx, kLive.index.cvt32());
@@ -290,9 +279,10 @@ void FusedGenerator::emit_subtable(uint32_t k) {
     const FusedSubtable& s = spec_.subtables[k];
     const HashSharing::Step& step = sharing_.steps[k];
     const uint32_t blocks = blocks_of(s);
-    // The cold code, emitted later, jumps back to these.
-    labels_.push_back(std::make_unique<SubtableLabels>());
-    SubtableLabels* l = labels_.back().get();  // stable: owned by labels_
+    // The cold code, emitted later, jumps to and back to these.
+    Label& verify = new_label();  // a node whose chain may hold the key's rule
+    Label& changed = new_label();
+    Label& miss = new_label();
 
     // The key's hash for this subtable.
     if (step.from_slot >= 0) {
@@ -314,50 +304,28 @@ void FusedGenerator::emit_subtable(uint32_t k) {
     vmovd(xmm1, r.hash.cvt32());
     vpbroadcastd(ymm1, xmm1);
 
-    // cmap: h1 = rehash(impl, hash); the first bucket, then the second.
+    // cmap (cmap_probe.hpp): h1 = rehash(impl, hash); the first bucket,
+    // then the second; in neither: the fallback if the first changed.
+    const Address mask = dword[rsp + kFrameMask + 4 * k];
+    const Address buckets = qword[rsp + kFrameBuckets + 8 * k];
     mov(r.h1.cvt32(), dword[rsp + kFrameBasis + 4 * k]);
     mov(r.value.cvt32(), r.hash.cvt32());
     hash_finish(*this, r.h1, r.value, r.value.cvt32());
     mov(r.bucket1.cvt32(), r.h1.cvt32());
-    emit_bucket_address(k, r.bucket1);
-    emit_probe(r.bucket1, r.c1, l->first);
-    L(l->first.absent);
-    rol(r.h1.cvt32(), 16);  // other_hash(h1)
-    emit_bucket_address(k, r.bucket2);
-    emit_probe(r.bucket2, r.c2, l->second);
-    L(l->second.absent);
-    // In neither bucket.  If the first changed meanwhile a writer may have
-    // moved the key: cmap_find() reads both stably.
-    cmp(r.c1.cvt32(), dword[r.bucket1]);
-    jne(l->changed, T_NEAR);
-    L(l->miss);
+    cmap_bucket_address(*this, r.bucket1, mask, buckets);
+    cmap_probe_bucket(*this, {r.bucket1, r.c1, r.lanes, r.node}, verify);
+    cmap_other_hash(*this, r.h1);
+    cmap_bucket_address(*this, r.bucket2, mask, buckets);  // h1's register
+    cmap_probe_bucket(*this, {r.bucket2, r.c2, r.lanes, r.node}, verify);
+    cmap_first_bucket_changed(*this, r.bucket1, r.c1, changed);
+    L(miss);
 
-    cold_.push_back([=, this, &s] {
-        Label verify, next_node;
-        for (const auto& [bucket, counter, probe] :
-             {std::tuple{r.bucket1, r.c1, &l->first}, {r.bucket2, r.c2, &l->second}}) {
-            L(probe->odd);
-            pause();  // a writer is in the bucket
-            jmp(probe->retry, T_NEAR);
-            // A hash matched: the first such slot's node, read under the
-            // unchanged counter.  A slot keeps its hash when its last node
-            // is removed (cmap_replace__()): a null node is "not in this
-            // bucket", as cmap_find_in_bucket() returns it.
-            L(probe->candidate);
-            cmap_lane_node(*this, bucket, r.lanes, r.node);
-            cmp(counter.cvt32(), dword[bucket]);
-            jne(probe->retry, T_NEAR);
-            test(r.node, r.node);
-            jz(probe->absent, T_NEAR);
-            jmp(verify, T_NEAR);
-        }
-        L(l->changed);
+    cold([=, this, &s, &verify, &changed, &miss] {
+        Label next_node;
+        L(changed);
         mov(esi, r.hash.cvt32());
         mov(rdi, reinterpret_cast<uint64_t>(s.subtable) + kSubtableRules);
-        call_cmap_find(*this);
-        mov(r.node, rax);
-        test(r.node, r.node);
-        jz(l->miss, T_NEAR);
+        cmap_find_call(*this, r.node, miss);  // a node: its chain, below
         // The candidate's chain: the first rule holding exactly the key's
         // masked words is the match (hash collisions only else).
         L(verify);
@@ -375,30 +343,8 @@ void FusedGenerator::emit_subtable(uint32_t k) {
         mov(r.node, qword[r.node]);  // node->next; x86 loads are acquire loads
         test(r.node, r.node);
         jnz(verify, T_NEAR);
-        jmp(l->miss, T_NEAR);
+        jmp(miss, T_NEAR);
     });
-}
-
-// bucket = &buckets[h & mask] of subtable k's cmap, from its h (the
-// register itself).
-void FusedGenerator::emit_bucket_address(uint32_t k, const Reg64& bucket) {
-    and_(bucket.cvt32(), dword[rsp + kFrameMask + 4 * k]);
-    shl(bucket, kCmapBucketShift);
-    add(bucket, qword[rsp + kFrameBuckets + 8 * k]);
-}
-
-// cmap_find_in_bucket() of ymm1's hash in `bucket`, between two reads of its
-// even, unchanged counter: falls through when the hash is not there (with
-// `counter` as read), jumps to labels.candidate with the matching lanes in
-// kProbe.lanes (the candidate code goes on at labels.absent, which the
-// caller binds after this, when the slot's node is null).  Clobbers ymm2,
-// kProbe.lanes.
-void FusedGenerator::emit_probe(const Reg64& bucket, const Reg64& counter, ProbeLabels& labels) {
-    L(labels.retry);
-    cmap_bucket_lanes(*this, bucket, counter, kProbe.lanes, labels.odd, T_NEAR);
-    jnz(labels.candidate, T_NEAR);
-    cmp(counter.cvt32(), dword[bucket]);
-    jne(labels.retry, T_NEAR);
 }
 
 // hit_cnt += hits[k] per subtable that had hits (OVS's plain, racy add; a

@@ -55,7 +55,6 @@
 #include <xbyak/xbyak.h>
 
 #include <cstdint>
-#include <functional>
 #include <list>
 #include <memory>
 #include <string>
@@ -157,9 +156,6 @@ class FusedGenerator : public Kernel {
     // value = the key's masked block b of subtable k (0 when the key lacks
     // the word).
     void emit_block(uint32_t k, uint32_t b, const Xbyak::Reg64& value);
-    struct ProbeLabels;
-    void emit_bucket_address(uint32_t k, const Xbyak::Reg64& bucket);
-    void emit_probe(const Xbyak::Reg64& bucket, const Xbyak::Reg64& counter, ProbeLabels& labels);
     void emit_epilogue();
     void emit_pool();
     Xbyak::Label& mask_constant(uint64_t mask);
@@ -167,10 +163,7 @@ class FusedGenerator : public Kernel {
     const FusedSpec spec_;
     const HashSharing sharing_;
     Xbyak::Label key_loop_, next_key_, defer_, epilogue_;
-    struct SubtableLabels;
     std::list<std::pair<uint64_t, Xbyak::Label>> pool_;  // mask constants
-    std::vector<std::function<void()>> cold_;            // emitted after the epilogue
-    std::vector<std::unique_ptr<SubtableLabels>> labels_;
 };
 
 }  // namespace ovscls::jit

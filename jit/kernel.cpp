@@ -40,4 +40,14 @@ void Kernel::emit_leave(uint32_t frame_bytes) {
     ret();
 }
 
+void Kernel::emit_cold() {
+    // By index, each moved out before it runs: cold code may queue more,
+    // which may move the vector's elements.
+    for (size_t c = 0; c < cold_.size(); c++) {
+        std::function<void()> emit = std::move(cold_[c]);
+        emit();
+    }
+    cold_.clear();
+}
+
 }  // namespace ovscls::jit

@@ -13,20 +13,29 @@
 //   emit_leave(frame_bytes)  the epilogue: ymm upper halves cleared, the
 //        frame freed, the registers popped, ret.
 //   whole_pages(bytes)  a code size estimate rounded up to whole pages.
+//   cold(emit), emit_cold()  code off the hot path: a rare branch jumps to
+//        code that cold() queues and emit_cold() places after the
+//        epilogue, so that the common path falls through.
+//   new_label()  a label that lives as long as the kernel (for cold code,
+//        which runs after the function that made it has returned).
 //
 // The generated code is registered with profilers (perf's map, code dumps)
 // by the code cache that owns it (code_cache.hpp: announce()); the probe of
-// OVS's cmap that both kernels emit is in ovs_emit.hpp.
+// OVS's cmap that both kernels emit is in cmap_probe.hpp, OVS's struct
+// offsets and hash in ovs_emit.hpp.
 #pragma once
 
 #include <xbyak/xbyak.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <new>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace ovscls::jit {
 
@@ -47,6 +56,14 @@ struct GenerateStatus {
 };
 
 class Kernel : public Xbyak::CodeGenerator {
+  public:
+    // Queues `emit` to run at emit_cold(), after the epilogue.  Its labels
+    // must outlive this call (new_label(), or the generator's members).
+    void cold(std::function<void()> emit) { cold_.push_back(std::move(emit)); }
+    // A label owned by the kernel: its address stays valid until the
+    // kernel is destroyed.
+    Xbyak::Label& new_label() { return labels_.emplace_back(); }
+
   protected:
     // Reserves `reserved_bytes` of code memory from `allocator`, writable
     // (not executable) until make() is done.  May throw, as xbyak does.
@@ -65,9 +82,16 @@ class Kernel : public Xbyak::CodeGenerator {
     // In: rsp as emit_enter() left it, the result in rax.  Returns.
     void emit_leave(uint32_t frame_bytes);
 
+    // Emits the code queued by cold(), in order; cold code may queue more.
+    void emit_cold();
+
     static size_t whole_pages(size_t bytes) {
         return (bytes + kCodePageBytes - 1) / kCodePageBytes * kCodePageBytes;
     }
+
+  private:
+    std::vector<std::function<void()>> cold_;
+    std::deque<Xbyak::Label> labels_;  // a deque: growing it moves none
 };
 
 template <typename G, typename... Args>

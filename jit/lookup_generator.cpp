@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "jit/cmap_probe.hpp"
 #include "jit/ovs_emit.hpp"
 
 namespace ovscls::jit {
@@ -43,9 +44,8 @@ struct FlattenRegs {
 // cmap round 1, after the key's blocks are stored: its map and blocks are
 // done with.
 struct Round1Regs {
-    Reg64 hash = util::rax;     // the key's hash, then h1
+    Reg64 hash = util::rax;     // the key's hash, then h1, then the first bucket
     Reg64 impl = util::r9;      // the cmap impl
-    Reg64 bucket = util::rdi;   // the first bucket
     Reg64 final = util::rcx;    // hash_finish()'s second operand
     Reg64 scratch = util::rdx;  // hash_finish()'s shifts
 };
@@ -62,7 +62,7 @@ struct ProbeRegs {
     Reg64 round2 = util::r11;   // keys not in their first bucket
     Reg64 bucket = util::rdi;   // the bucket searched
     Reg64 hash = util::rcx;     // the key's hash
-    Reg64 node = util::rax;     // the node found, or 0 (cmap_find()'s result)
+    Reg64 node = util::rax;     // the node found (cmap_find()'s result); round 2's h2 and b2
     Reg64 counter = util::rdx;  // the bucket's counter
 };
 // Verifying candidates: emit_verify and emit_rule_compare.
@@ -93,8 +93,7 @@ static_assert(distinct_scratch({}) && distinct_scratch({kLive.subtable}) == fals
               "the check itself");
 static_assert(distinct_scratch({kFlat.key, kFlat.map0, kFlat.map1, kFlat.values1, kFlat.out,
                                 kFlat.hash, kFlat.value, kFlat.idx, kFlat.present}));
-static_assert(distinct_scratch({kRound1.hash, kRound1.impl, kRound1.bucket, kRound1.final,
-                                kRound1.scratch}));
+static_assert(distinct_scratch({kRound1.hash, kRound1.impl, kRound1.final, kRound1.scratch}));
 static_assert(distinct_scratch({kProfile.count, kProfile.profile, kProfile.word}));
 static_assert(distinct_scratch({kProbe.impl, kProbe.mask, kProbe.round2, kProbe.bucket, kProbe.hash,
                                 kProbe.node, kProbe.counter}));
@@ -114,6 +113,7 @@ constexpr uint32_t kFrameB1 = offsetof(LookupFrame, b1);
 constexpr uint32_t kFrameB2 = offsetof(LookupFrame, b2);
 constexpr uint32_t kFrameNodes = offsetof(LookupFrame, nodes);
 constexpr uint32_t kFrameImpl = offsetof(LookupFrame, impl);
+constexpr uint32_t kFrameBuckets = offsetof(LookupFrame, buckets);
 constexpr uint32_t kFrameSlowPath = offsetof(LookupFrame, slow_path);
 
 }  // namespace
@@ -149,10 +149,11 @@ void LookupGenerator::generate() {
     emit_cmap_find_batch();
     emit_verify();
     emit_epilogue();
+    emit_cold();
 }
 
 size_t LookupGenerator::reserved_bytes(const LookupShape& shape) {
-    // Measured (jit_test prints it): about 800 bytes fixed (with the
+    // Measured (jit_test prints it): about 900 bytes fixed (with the
     // endbr64 and up to two stack probes), and at most 80 bytes per block
     // with CRC32 (both paths and the compare), 190 with mhash; reserved with
     // a margin.
@@ -161,7 +162,7 @@ size_t LookupGenerator::reserved_bytes(const LookupShape& shape) {
 
 // In: the System V arguments (rdi subtable, esi keys_map, rdx keys,
 // rcx rules).  Out: kLive set up (found = iter = keys_map), the frame
-// reserved, frame.impl and frame.slow_path set; jumps to the epilogue for an
+// reserved, frame.impl, frame.buckets and frame.slow_path set; jumps to the epilogue for an
 // empty burst.  Clobbers rax.
 void LookupGenerator::emit_prologue() {
     emit_enter(frame_bytes_);  // up to ~8.4 KiB (32 blocks): probed page by page
@@ -175,6 +176,8 @@ void LookupGenerator::emit_prologue() {
     // looked up in the same impl, as cmap_find_batch() does.
     mov(rax, qword[kLive.subtable + kSubtableRules]);
     mov(qword[rsp + kFrameImpl], rax);
+    lea(rax, ptr[rax + kCmapImplBuckets]);
+    mov(qword[rsp + kFrameBuckets], rax);
     test(kLive.iter.cvt32(), kLive.iter.cvt32());
     jz(epilogue_, T_NEAR);
 }
@@ -230,9 +233,9 @@ void LookupGenerator::emit_cmap_round1() {
     mov(r.hash.cvt32(), dword[r.impl + kCmapImplBasis]);
     emit_finish(r.hash, r.final, r.scratch.cvt32());
     mov(dword[rsp + kFrameH1 + kLive.index * 4], r.hash.cvt32());
-    emit_bucket_address(r.hash, dword[r.impl + kCmapImplMask], r.impl, r.bucket);
-    mov(qword[rsp + kFrameB1 + kLive.index * 8], r.bucket);
-    prefetcht0(ptr[r.bucket]);
+    cmap_bucket_address(*this, r.hash, dword[r.impl + kCmapImplMask], qword[rsp + kFrameBuckets]);
+    mov(qword[rsp + kFrameB1 + kLive.index * 8], r.hash);
+    prefetcht0(ptr[r.hash]);
 }
 
 // The blocks of a key whose map is the expected one: fixed value indexes.
@@ -355,26 +358,26 @@ void LookupGenerator::emit_profile() {
 }
 
 // OVS's cmap_find_batch() (lib/cmap.c), inline, in its three rounds (the
-// first ran in the flattening loop) and with its concurrent-reader
-// protocol: a bucket is read between two reads of its counter, which must
-// be even and unchanged (else read again); a key not in its first bucket is
-// looked for in its second; and when it is in neither but the first bucket
-// changed meanwhile (a writer may have moved it), OVS's own cmap_find()
-// takes a stable reading of both.  x86 keeps loads in order, so OVS's
-// acquire fences need no instruction here.
+// first ran in the flattening loop), each over the whole burst so that one
+// key's bucket loads while another's is compared, with the concurrent-reader
+// protocol of cmap_probe.hpp: a bucket read under an even, unchanged
+// counter; a key not in its first bucket looked for in its second; and
+// when it is in neither but the first bucket changed meanwhile, OVS's own
+// cmap_find().
 //
-// The difference: a bucket's five hashes are compared with the key's in one
-// vpcmpeqd over the bucket's first 32 bytes (counter, hashes[5], half a
-// node), whose mask bits 1..5 are the hashes.
-//
-// In: kLive.found = the burst, frame.hashes, h1, b1, impl.  Out:
+// In: kLive.found = the burst, frame.hashes, h1, b1, buckets, impl.  Out:
 // kLive.found = the keys whose hash has a node, frame.nodes[i] for them
 // (their rules prefetched).  Clobbers kProbe's registers, rsi, r10 (the
 // call), ymm1, ymm2, the flags.
 void LookupGenerator::emit_cmap_find_batch() {
     const ProbeRegs& r = kProbe;
-    Label round2_loop, round2_miss, round2_next, round3, round3_found, round3_miss, round3_next,
-        done;
+    const emit::CmapBucketRegs bucket{r.bucket, r.counter, r.node, r.node};
+    // Labels that the probes' cold code jumps to live as long as the kernel.
+    Label& round2_found = new_label();
+    Label& round3_found = new_label();
+    Label& round3_miss = new_label();
+    Label& round3_changed = new_label();
+    Label done;
 
     mov(r.impl, qword[rsp + kFrameImpl]);
     mov(r.mask.cvt32(), dword[r.impl + kCmapImplMask]);
@@ -382,67 +385,59 @@ void LookupGenerator::emit_cmap_find_batch() {
     // Round 2: look in the first buckets; prefetch the second ones of
     // the keys not found.
     xor_(r.round2.cvt32(), r.round2.cvt32());
-    mov(kLive.iter.cvt32(), kLive.found.cvt32());
-    L(round2_loop);
-    tzcnt(kLive.index.cvt32(), kLive.iter.cvt32());
-    emit_find_key_in_bucket(kFrameB1, r.bucket, r.hash, r.node, r.counter);
-    jz(round2_miss);
-    emit_found(r.node);
-    jmp(round2_next);
-    L(round2_miss);
-    mov(dword[rsp + kFrameC1 + kLive.index * 4], r.counter.cvt32());
-    mov(r.node.cvt32(), dword[rsp + kFrameH1 + kLive.index * 4]);
-    rol(r.node.cvt32(), 16);  // other_hash(h1)
-    emit_bucket_address(r.node, r.mask.cvt32(), r.impl, r.bucket);
-    mov(qword[rsp + kFrameB2 + kLive.index * 8], r.bucket);
-    prefetcht0(ptr[r.bucket]);
-    bts(r.round2.cvt32(), kLive.index.cvt32());
-    L(round2_next);
-    blsr(kLive.iter.cvt32(), kLive.iter.cvt32());
-    jnz(round2_loop);
+    emit_each_key(kLive.found.cvt32(), [&](const Label& next) {
+        emit_key_bucket(kFrameB1);
+        cmap_probe_bucket(*this, bucket, round2_found);
+        mov(dword[rsp + kFrameC1 + kLive.index * 4], r.counter.cvt32());
+        mov(r.node.cvt32(), dword[rsp + kFrameH1 + kLive.index * 4]);
+        cmap_other_hash(*this, r.node);
+        cmap_bucket_address(*this, r.node, r.mask.cvt32(), qword[rsp + kFrameBuckets]);
+        mov(qword[rsp + kFrameB2 + kLive.index * 8], r.node);
+        prefetcht0(ptr[r.node]);
+        bts(r.round2.cvt32(), kLive.index.cvt32());
+        jmp(next);
+        L(round2_found);
+        emit_found(r.node);
+    });
 
     // Round 3: the second buckets.
     test(r.round2.cvt32(), r.round2.cvt32());
     jz(done, T_NEAR);
-    mov(kLive.iter.cvt32(), r.round2.cvt32());
-    L(round3);
-    tzcnt(kLive.index.cvt32(), kLive.iter.cvt32());
-    emit_find_key_in_bucket(kFrameB2, r.bucket, r.hash, r.node, r.counter);
-    jnz(round3_found);
-    mov(r.bucket, qword[rsp + kFrameB1 + kLive.index * 8]);
-    mov(r.counter.cvt32(), dword[r.bucket]);
-    cmp(r.counter.cvt32(), dword[rsp + kFrameC1 + kLive.index * 4]);
-    je(round3_miss);
-    // The first bucket changed since round 2: let cmap_find() read both
+    emit_each_key(r.round2.cvt32(), [&](const Label& next) {
+        emit_key_bucket(kFrameB2);
+        cmap_probe_bucket(*this, bucket, round3_found);
+        mov(r.bucket, qword[rsp + kFrameB1 + kLive.index * 8]);
+        mov(r.counter.cvt32(), dword[rsp + kFrameC1 + kLive.index * 4]);
+        cmap_first_bucket_changed(*this, r.bucket, r.counter, round3_changed);
+        L(round3_miss);
+        btr(kLive.found.cvt32(), kLive.index.cvt32());
+        jmp(next);
+        L(round3_found);
+        emit_found(r.node);
+    });
+    L(done);
+
+    // The first bucket changed since round 2: cmap_find() reads both
     // buckets stably.  It clobbers every caller-saved register; nothing of
     // kProbe is live across it but what is reloaded per key (impl and mask
     // only feed round 2, which is over).
-    lea(rdi, ptr[kLive.subtable + kSubtableRules]);
-    mov(esi, dword[rsp + kFrameHashes + kLive.index * 4]);
-    call_cmap_find(*this);
-    test(r.node, r.node);
-    jnz(round3_found);
-    L(round3_miss);
-    btr(kLive.found.cvt32(), kLive.index.cvt32());
-    jmp(round3_next);
-    L(round3_found);
-    emit_found(r.node);
-    L(round3_next);
-    blsr(kLive.iter.cvt32(), kLive.iter.cvt32());
-    jnz(round3);
-    L(done);
+    cold([this, &round3_found, &round3_miss, &round3_changed] {
+        L(round3_changed);
+        lea(rdi, ptr[kLive.subtable + kSubtableRules]);
+        mov(esi, dword[rsp + kFrameHashes + kLive.index * 4]);
+        cmap_find_call(*this, kProbe.node, round3_miss);
+        jmp(round3_found, T_NEAR);
+    });
 }
 
-// Key i's search in the bucket stored for it at frame + slots + 8i.  Out:
-// node (0 when the key's hash is not there, with ZF set), counter.
-// Clobbers bucket, hash, ymm1, ymm2.
-void LookupGenerator::emit_find_key_in_bucket(uint32_t slots, const Reg64& bucket,
-                                              const Reg64& hash, const Reg64& node,
-                                              const Reg64& counter) {
-    mov(bucket, qword[rsp + slots + kLive.index * 8]);
-    mov(hash.cvt32(), dword[rsp + kFrameHashes + kLive.index * 4]);
-    emit_find_in_bucket(bucket, hash, node, counter);
-    test(node, node);
+// For key i: bucket = the bucket stored for it at frame + slots + 8i, and
+// its hash broadcast in ymm1's eight dwords (cmap_probe_bucket()'s input).
+// Clobbers kProbe.hash.
+void LookupGenerator::emit_key_bucket(uint32_t slots) {
+    mov(kProbe.bucket, qword[rsp + slots + kLive.index * 8]);
+    mov(kProbe.hash.cvt32(), dword[rsp + kFrameHashes + kLive.index * 4]);
+    vmovd(xmm1, kProbe.hash.cvt32());
+    vpbroadcastd(ymm1, xmm1);
 }
 
 // frame.nodes[i] = node, and its rule's key starts loading.  Clobbers
@@ -452,67 +447,47 @@ void LookupGenerator::emit_found(const Reg64& node) {
     prefetcht0(ptr[node + kRuleValues]);
 }
 
-// bucket = &impl->buckets[h & mask].  Clobbers h.
-void LookupGenerator::emit_bucket_address(const Reg64& h, const Operand& mask, const Reg64& impl,
-                                          const Reg64& bucket) {
-    and_(h.cvt32(), mask);
-    shl(h, kCmapBucketShift);
-    lea(bucket, ptr[impl + h + kCmapImplBuckets]);
-}
-
-// cmap_find_in_bucket() between two reads of an even, unchanged counter.
-// Out: node = the first entry of `bucket` whose hash is `hash`'s low 32
-// bits, or 0; counter = the counter it was read under.  Clobbers ymm1,
-// ymm2.
-void LookupGenerator::emit_find_in_bucket(const Reg64& bucket, const Reg64& hash, const Reg64& node,
-                                          const Reg64& counter) {
-    Label retry, odd, none, check;
-    vmovd(xmm1, hash.cvt32());
-    vpbroadcastd(ymm1, xmm1);
-    jmp(retry);
-    L(odd);
-    pause();  // a writer is in the bucket
-    L(retry);
-    cmap_bucket_lanes(*this, bucket, counter, node, odd, T_AUTO);
-    jz(none);
-    cmap_lane_node(*this, bucket, node, node);
-    jmp(check);
-    L(none);
-    xor_(node.cvt32(), node.cvt32());
-    L(check);
-    cmp(counter.cvt32(), dword[bucket]);
-    jne(retry);
-}
-
 // For every key of kLive.found: walks its node chain for the first rule
 // whose key equals the flattened blocks; rules[i] = that rule, or the key
 // leaves kLive.found (a hash collision).  In: frame.nodes.  Clobbers
 // kVerify's registers, ymm0, ymm1, the flags.
 void LookupGenerator::emit_verify() {
     const VerifyRegs& r = kVerify;
-    Label verify_key, chain, next_node, next_key;
 
     // The candidate rules were prefetched as the cmap rounds found them.
     test(kLive.found.cvt32(), kLive.found.cvt32());
     jz(epilogue_, T_NEAR);
-    mov(kLive.iter.cvt32(), kLive.found.cvt32());
-    L(verify_key);
+    emit_each_key(kLive.found.cvt32(), [&](const Label& next) {
+        Label chain, next_node;
+        mov(r.node, qword[rsp + kFrameNodes + kLive.index * 8]);
+        imul(r.blocks, kLive.index, stride_);
+        lea(r.blocks, ptr[rsp + r.blocks + blocks_off_]);
+        L(chain);
+        emit_rule_compare(next_node);
+        mov(qword[kLive.rules + kLive.index * 8], r.node);  // the node is the rule
+        jmp(next);
+        L(next_node);
+        mov(r.node, qword[r.node]);  // node->next; x86 loads are acquire loads
+        test(r.node, r.node);
+        jnz(chain);
+        btr(kLive.found.cvt32(), kLive.index.cvt32());  // hash collision only: not found here
+    });
+}
+
+// For each set bit of `keys`, lowest first: kLive.index = its number, then
+// the code `body` emits, which may jump to the label it is given to go on
+// with the next key.  In: `keys` (a register, not kLive.iter, or memory).
+// Out: kLive.iter = 0.  Clobbers kLive.index, the flags.
+void LookupGenerator::emit_each_key(const Operand& keys,
+                                    const std::function<void(const Label& next)>& body) {
+    Label loop, next;
+    mov(kLive.iter.cvt32(), keys);
+    L(loop);
     tzcnt(kLive.index.cvt32(), kLive.iter.cvt32());
-    mov(r.node, qword[rsp + kFrameNodes + kLive.index * 8]);
-    imul(r.blocks, kLive.index, stride_);
-    lea(r.blocks, ptr[rsp + r.blocks + blocks_off_]);
-    L(chain);
-    emit_rule_compare(next_node);
-    mov(qword[kLive.rules + kLive.index * 8], r.node);  // the node is the rule
-    jmp(next_key);
-    L(next_node);
-    mov(r.node, qword[r.node]);  // node->next; x86 loads are acquire loads
-    test(r.node, r.node);
-    jnz(chain);
-    btr(kLive.found.cvt32(), kLive.index.cvt32());  // hash collision only: not found here
-    L(next_key);
+    body(next);
+    L(next);
     blsr(kLive.iter.cvt32(), kLive.iter.cvt32());
-    jnz(verify_key, T_NEAR);
+    jnz(loop);  // backwards: short or near, as the distance needs
 }
 
 // Jumps to `mismatch` unless the rule at kVerify.node holds exactly the

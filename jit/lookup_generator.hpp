@@ -72,6 +72,7 @@
 #include <xbyak/xbyak.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <new>
 #include <string>
@@ -89,7 +90,7 @@ namespace ovscls::jit {
 // no cache line may be written per burst by two PMD threads (a subtable
 // belongs to one PMD's dpcls).  So the profile is a small table of
 // cache-line slots in the code object, each owned by one subtable: the
-// engine (jit/engine.cpp) gives a subtable a free slot of the set its address
+// tier policy (jit/subtable_lookups.cpp) gives a subtable a free slot of the set its address
 // hashes to (profile_set()), and the slow path writes a slot only when its
 // owner is the subtable the code was called with.  A subtable whose set is
 // full has no slot: it stays on its current tier, correct and slower.
@@ -141,8 +142,9 @@ struct LookupFrame {
     uint64_t b2[OVSCLS_MAX_BURST];      // second bucket's address (round 2)
     uint64_t nodes[OVSCLS_MAX_BURST];   // first node of its hash (rounds 2, 3)
     uint64_t impl;                      // cmap->impl, read once per burst
+    uint64_t buckets;                   // &impl->buckets[0]
     uint32_t slow_path;                 // bit i: key i took the slow path
-    uint32_t pad;
+    uint32_t pad[3];
 };
 static_assert(sizeof(LookupFrame) % 16 == 0, "the blocks that follow stay 16-byte aligned");
 
@@ -179,15 +181,11 @@ class LookupGenerator : public Kernel {
     void emit_cmap_round1();
     void emit_profile();
     void emit_cmap_find_batch();
-    void emit_bucket_address(const Xbyak::Reg64& h, const Xbyak::Operand& mask,
-                             const Xbyak::Reg64& impl, const Xbyak::Reg64& bucket);
-    void emit_find_in_bucket(const Xbyak::Reg64& bucket, const Xbyak::Reg64& hash,
-                             const Xbyak::Reg64& node, const Xbyak::Reg64& counter);
-    void emit_find_key_in_bucket(uint32_t slots, const Xbyak::Reg64& bucket,
-                                 const Xbyak::Reg64& hash, const Xbyak::Reg64& node,
-                                 const Xbyak::Reg64& counter);
+    void emit_key_bucket(uint32_t slots);
     void emit_found(const Xbyak::Reg64& node);
     void emit_verify();
+    void emit_each_key(const Xbyak::Operand& keys,
+                       const std::function<void(const Xbyak::Label& next)>& body);
     void emit_rule_compare(const Xbyak::Label& mismatch);
     void emit_epilogue();
 

@@ -60,25 +60,4 @@ void hash_finish(CodeGenerator& g, const Reg64& hash, const Reg64& final, const 
     xor_shift(16);
 }
 
-void cmap_bucket_lanes(CodeGenerator& g, const Reg64& bucket, const Reg64& counter,
-                       const Reg64& lanes, const Label& odd, CodeGenerator::LabelType jump) {
-    g.mov(counter.cvt32(), g.dword[bucket]);
-    g.test(counter.cvt8(), 1);
-    g.jnz(odd, jump);
-    g.vpcmpeqd(g.ymm2, g.ymm1, g.yword[bucket]);
-    g.vmovmskps(lanes.cvt32(), g.ymm2);
-    g.and_(lanes.cvt32(), kCmapHashLanes);
-}
-
-void cmap_lane_node(CodeGenerator& g, const Reg64& bucket, const Reg64& lanes, const Reg64& node) {
-    g.tzcnt(lanes.cvt32(), lanes.cvt32());  // lane j holds hashes[j - 1]
-    g.mov(node, g.qword[bucket + lanes * 8 + kCmapBucketNodes - 8]);
-}
-
-void call_cmap_find(CodeGenerator& g) {
-    g.vzeroupper();
-    g.mov(g.rax, reinterpret_cast<uint64_t>(&cmap_find));
-    g.call(g.rax);
-}
-
 }  // namespace ovscls::jit::emit

@@ -1,5 +1,6 @@
 // ovs_emit.hpp: what every generator here emits the same way: the byte
-// offsets of OVS's structs and OVS's hash.
+// offsets of OVS's structs and OVS's hash (OVS's cmap probe, built on these,
+// is cmap_probe.hpp).
 //
 // The numbers come from classifier/ovs_abi.h (checked against OVS's own
 // structs by ovs_bridge.c at compile time; the private cmap layout by
@@ -16,9 +17,6 @@
 
 #include "classifier/layout.hpp"
 #include "classifier/ovs_abi.h"
-// OVS's cmap_find(), which generated code calls when a bucket changed under
-// its probe.
-#include "classifier/ovs_functions.h"
 
 namespace ovscls::jit::emit {
 
@@ -53,41 +51,11 @@ inline constexpr uint32_t kCmapBucketShift = 6;
 static_assert(1u << kCmapBucketShift == OVSCLS_CMAP_BUCKET_SIZE);
 inline constexpr uint32_t kCmapBucketNodes = OVSCLS_CMAP_BUCKET_OFF_NODES;
 // The hashes are dwords 1..5 of the bucket: a vpcmpeqd over the first 32
-// bytes, masked to those lanes.
+// bytes, masked to those lanes (cmap_probe.cpp).
 static_assert(OVSCLS_CMAP_BUCKET_OFF_HASHES == 4 && OVSCLS_CMAP_BUCKET_ENTRIES == 5);
 inline constexpr uint32_t kCmapHashLanes = 0x3e;
 
 inline constexpr bool kCrc32 = OVSCLS_HASH_CRC32;
-
-// ---- OVS's cmap, as both kernels probe it. ----
-//
-// A reader of a cmap bucket (lib/cmap.c: cmap_find_in_bucket() between two
-// reads of the bucket's counter) reads the counter, waits while it is odd
-// (a writer is in the bucket), looks for the hash among the bucket's five
-// slots and takes the node of the first slot that holds it, then reads the
-// counter again: only an unchanged counter makes what it read valid.  The
-// kernels emit the steps with the functions below, in their own layouts
-// (jit_avx2 inline, jit_fused with the rare steps out of line).
-
-// Reads `bucket`'s counter into `counter` and jumps (`jump`: xbyak's label
-// type) to `odd` while it is odd; else compares the five slot hashes with
-// the hash broadcast in ymm1 and leaves the matching slots in `lanes` (bit
-// j: slot j - 1), ZF set when none.  Clobbers ymm2, the flags.
-void cmap_bucket_lanes(Xbyak::CodeGenerator& g, const Xbyak::Reg64& bucket,
-                       const Xbyak::Reg64& counter, const Xbyak::Reg64& lanes,
-                       const Xbyak::Label& odd, Xbyak::CodeGenerator::LabelType jump);
-
-// node = the node of `bucket`'s first slot in `lanes` (not 0).  `lanes` may
-// be `node`'s register.  Clobbers lanes.
-void cmap_lane_node(Xbyak::CodeGenerator& g, const Xbyak::Reg64& bucket, const Xbyak::Reg64& lanes,
-                    const Xbyak::Reg64& node);
-
-// rax = OVS's cmap_find(rdi, esi): the caller's fallback when a bucket
-// changed under its probe (cmap_find() reads both of a hash's buckets
-// stably).  In: rdi = the cmap, esi = the hash.  Clobbers every
-// caller-saved register and the ymm registers' upper halves (cleared
-// first: OVS's code may be SSE, and pays for no AVX-SSE transition).
-void call_cmap_find(Xbyak::CodeGenerator& g);
 
 // ---- OVS's hash. ----
 
