@@ -16,7 +16,7 @@
 //   each lookup's bytes for `objdump -D -b binary -m i386:x86-64`.
 //
 // All methods are thread-safe (one mutex, never held while code is
-// generated and never taken by lookups).  The engine (jit/engine.hpp) owns
+// generated and never taken by lookups).  The runtime (jit/runtime.hpp) owns
 // one cache; its compiler thread is where acquire() normally compiles.
 #pragma once
 

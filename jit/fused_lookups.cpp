@@ -4,10 +4,10 @@
 #include <bit>
 #include <chrono>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "classifier/layout.hpp"
-#include "jit/engine.hpp"
 #include "jit/fused_generator.hpp"
 
 namespace ovscls::jit {
@@ -48,7 +48,10 @@ struct FusedLookups::State {
 };
 
 // (fused_lookups.hpp)  No entries; nothing compiled until a probe.
-FusedLookups::FusedLookups(Engine& engine) : engine_(engine), state_(std::make_unique<State>()) {}
+FusedLookups::FusedLookups(Runtime& runtime, FastPathMap fast_path_map)
+    : runtime_(runtime),
+      fast_path_map_(std::move(fast_path_map)),
+      state_(std::make_unique<State>()) {}
 
 // Gives the code budget back for every entry with code; the code itself
 // goes with the entries (no reader may run it any more: every classifier
@@ -57,16 +60,16 @@ FusedLookups::~FusedLookups() {
     std::lock_guard lock(state_->mutex);
     for (const auto& e : state_->entries) {
         if (e->code) {
-            engine_.code_cache().end_code(e->code->getSize());
+            runtime_.code_cache().end_code(e->code->getSize());
         }
     }
 }
 
 // How many top subtables a classifier should offer: the configured
 // dpcls-jit-fused-subtables, at most kMaxFusedSubtables, 0 when the JIT is
-// off.  Reads the engine's configuration (its lock).
+// off.  Reads the runtime's configuration (its lock).
 size_t FusedLookups::max_subtables() const {
-    const JitConfig config = engine_.config();
+    const JitConfig config = runtime_.config();
     return config.enabled ? std::min<size_t>(config.fused_subtables, kMaxFusedSubtables) : 0;
 }
 
@@ -85,10 +88,10 @@ FusedLookup FusedLookups::probe(const dpcls_subtable* const subtables[], size_t 
         state_->stats.probes++;
         serialize = state_->serialize;
     }
-    if (n < kMinFusedSubtables || !engine_.fused_usable()) {
+    if (n < kMinFusedSubtables || !runtime_.usable(0, 0)) {
         return {};
     }
-    const std::optional<MiniflowMap> key_map = engine_.fast_path_map(subtables[0]);
+    const std::optional<MiniflowMap> key_map = fast_path_map_(subtables[0]);
     if (!key_map) {
         std::lock_guard lock(state_->mutex);
         state_->stats.no_key_map++;
@@ -103,7 +106,7 @@ FusedLookup FusedLookups::probe(const dpcls_subtable* const subtables[], size_t 
         // The leading subtables whose own packets carry the map: where
         // another map's packets start, fusing would only defer them.  The
         // loop serves the rest, in order.
-        const std::optional<MiniflowMap> own = i ? engine_.fast_path_map(subtables[i]) : key_map;
+        const std::optional<MiniflowMap> own = i ? fast_path_map_(subtables[i]) : key_map;
         if (blocks > kMaxBlocks || !own || own->bits[0] != key_map->bits[0] ||
             own->bits[1] != key_map->bits[1]) {
             break;
@@ -139,7 +142,7 @@ FusedLookup FusedLookups::probe(const dpcls_subtable* const subtables[], size_t 
     st.entries.push_back(entry);
     st.stats.requests++;
     lock.unlock();
-    if (!engine_.submit_job([this, entry] { compile(entry); })) {
+    if (!runtime_.submit({nullptr, 0, {}, [this, entry] { compile(entry); }})) {
         lock.lock();
         std::erase(st.entries, entry);  // queue full: asked again next ranking
         st.stats.requests--;
@@ -153,8 +156,8 @@ FusedLookup FusedLookups::probe(const dpcls_subtable* const subtables[], size_t 
 // the entry failed and logs the first failure (once); then reports the
 // event (kFusedCompile or kFusedDecline) with no lock of its own held.
 void FusedLookups::compile(const std::shared_ptr<Entry>& entry) {
-    CodeCache& cache = engine_.code_cache();
-    const CacheOptions options = engine_.config().cache;
+    CodeCache& cache = runtime_.code_cache();
+    const CacheOptions options = runtime_.config().cache;
     const size_t bytes = FusedGenerator::reserved_bytes(entry->spec);
     std::unique_ptr<FusedGenerator> code;
     std::string why;
@@ -184,7 +187,7 @@ void FusedLookups::compile(const std::shared_ptr<Entry>& entry) {
         st.stats.compiles++;
         ready_.fetch_add(1, std::memory_order_release);
         lock.unlock();
-        engine_.event(JitEvent::kFusedCompile);
+        runtime_.event(JitEvent::kFusedCompile);
         return;
     }
     entry->failed = true;
@@ -192,11 +195,11 @@ void FusedLookups::compile(const std::shared_ptr<Entry>& entry) {
     const bool log = !st.logged_failure;
     st.logged_failure = true;
     lock.unlock();
-    engine_.event(JitEvent::kFusedDecline);
+    runtime_.event(JitEvent::kFusedDecline);
     if (log) {
-        engine_.log_line("jit_fused: no fused lookup over " +
-                         std::to_string(entry->spec.subtables.size()) + " subtables: " + why +
-                         "; the subtables run their own lookups.  Logged once.");
+        runtime_.log_line("jit_fused: no fused lookup over " +
+                          std::to_string(entry->spec.subtables.size()) + " subtables: " + why +
+                          "; the subtables run their own lookups.  Logged once.");
     }
 }
 
@@ -221,7 +224,7 @@ void FusedLookups::sweep() {
             return false;
         }
         if (e->code) {
-            engine_.code_cache().end_code(e->code->getSize());
+            runtime_.code_cache().end_code(e->code->getSize());
         }
         // A reader that found it before its classifier unpublished it may
         // still run it: the pages go after a grace period.

@@ -1,6 +1,9 @@
 // fused_lookups.hpp: jit_fused, the FusedProvider (classifier/fused.hpp)
 // that generates a lookup over a port's top-ranked subtables: when to
-// compile, what to share, when to let code go.
+// compile, what to share, when to let code go.  A tier policy on the
+// runtime (runtime.hpp), a peer of jit_avx2's (subtable_lookups.hpp): it
+// reads the fast paths jit_avx2 chose through a function the engine hands
+// it, and knows nothing else of it.
 //
 // At a ranking the classifier offers its top subtables in rank order
 // (probe()).  The offer becomes a FusedSpec (fused_generator.hpp): the
@@ -14,8 +17,8 @@
 // subtable loop as before.
 //
 // - Ready code for an equal spec is handed out at once (a reference).
-// - Otherwise the spec is queued for the engine's compiler thread (never
-//   compiled here), under jit_avx2's code budget and compile rate; when it
+// - Otherwise the spec is queued for the runtime's compiler thread (never
+//   compiled here), under the runtime's code budget and compile rate; when it
 //   is ready, ready_count() moves and the classifier, still at the same
 //   ranking, asks again (Classifier::refresh_fused()) and gets it.
 // - Code no classifier uses stays for kIdleProbes probes (the next ranking
@@ -26,15 +29,15 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "classifier/fused.hpp"
+#include "jit/runtime.hpp"
 
 namespace ovscls::jit {
-
-class Engine;
 
 struct FusedStats {
     uint64_t probes = 0;      // offers by rankings
@@ -51,9 +54,15 @@ struct FusedStats {
 
 class FusedLookups final : public FusedProvider {
   public:
-    // Uses `engine`'s configuration, code cache (budget, rate, memory) and
-    // compiler thread; the engine owns this object and outlives it.
-    explicit FusedLookups(Engine& engine);
+    // The packet map of a subtable's fast path, if it runs tier-2 code:
+    // what jit_avx2 profiled (SubtableLookups::fast_path_map(), handed in by
+    // the engine: the two tiers do not know each other).
+    using FastPathMap = std::function<std::optional<MiniflowMap>(const dpcls_subtable*)>;
+
+    // Uses `runtime`'s configuration, code cache (budget, rate, memory) and
+    // compiler thread; `runtime` outlives this object, whose compiles must
+    // have stopped (Runtime::stop_compiler()) before it goes.
+    FusedLookups(Runtime& runtime, FastPathMap fast_path_map);
     ~FusedLookups();  // all classifiers must have released their lookups
     FusedLookups(const FusedLookups&) = delete;
     FusedLookups& operator=(const FusedLookups&) = delete;
@@ -77,7 +86,8 @@ class FusedLookups final : public FusedProvider {
     void compile(const std::shared_ptr<Entry>& entry);  // on the compiler thread
     void sweep();                                       // under the mutex
 
-    Engine& engine_;
+    Runtime& runtime_;
+    const FastPathMap fast_path_map_;
     std::unique_ptr<State> state_;
     std::atomic<uint64_t> ready_{0};
 };
