@@ -6,14 +6,19 @@
  * the JIT runs its compiler on an OVS thread.  They call these functions,
  * never OVS's, so that none of them includes an OVS header.
  *
- * One implementation, classifier/ovs_services.c, on OVS's ovs-rcu.h and
- * ovs-thread.h, compiled against the OVS it is linked with:
- *   standalone  (tests, benchmarks, programs) the cached OVS lib of the
- *               build's flavour: CMake target ovscls_services, which
- *               ovscls_core links;
- *   ovs-vswitchd  the patched tree the plugin is built for: a source of
- *               the ovscls_plugin target (plugin/link-into-ovs.sh), next to
- *               plugin/ovs_registration.c.
+ * An interface (CMake target ovscls_services, which ovscls_core, ovscls_tail
+ * and ovscls_jit link) with two implementations, one per kind of program:
+ * classifier/ovs_services.c, on OVS's ovs-rcu.h and ovs-thread.h, compiled
+ * against the OVS that program is linked with:
+ *   ovscls_services_standalone  the cached OVS lib of the build's flavour:
+ *               linked by ovscls, the standalone library of tests,
+ *               benchmarks and programs;
+ *   ovscls_services_vswitchd  the patched tree the plugin is built for:
+ *               linked into ovscls_plugin (plugin/link-into-ovs.sh), which
+ *               ovs-vswitchd links.
+ * The C is the same (OVS's functions are the services in both); what
+ * differs is the OVS it is compiled against and linked into, so it is one
+ * file compiled by two targets, not two copies.
  *
  * Reader threads must be OVS threads, as PMD threads are: OVS-RCU treats a
  * process in which ovs_thread_create() was never called as single-threaded
