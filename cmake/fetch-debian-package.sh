@@ -28,9 +28,10 @@
 # (for a package whose upstream tarball the mirror no longer serves: the
 # caller supplies the upstream tree); for `debs`, a folder with the .debs.
 # A second call finds it in
-# the cache.  SUITE is a Debian suite (trixie, bookworm-security: from
-# $DEBIAN_SECURITY_MIRROR, default http://deb.debian.org/debian-security); the mirror is
-# $DEBIAN_MIRROR (default http://deb.debian.org/debian).
+# the cache.  SUITE is a Debian suite (trixie, forky, bookworm-security),
+# fetched from the Debian mirror this machine's apt uses, or its security
+# mirror for a -security suite (cmake/debian-mirrors.sh: $DEBIAN_MIRROR and
+# $DEBIAN_SECURITY_MIRROR override).
 set -euo pipefail
 usage="usage: fetch-debian-package.sh SUITE binary|source|dsc|debs NAME=VERSION [SHA256] | SUITE versions NAME"
 suite=${1:?$usage}
@@ -46,11 +47,6 @@ case "$kind:$spec" in
 esac
 case "$suite$name$version" in
     *[!A-Za-z0-9.+~:-]*) echo "fetch-debian-package.sh: bad suite, name or version" >&2; exit 2 ;;
-esac
-mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-# Security updates (bookworm-security) are served from a mirror of their own.
-case "$suite" in
-    *-security) mirror=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security} ;;
 esac
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 cache_root=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
@@ -70,6 +66,14 @@ if [ "$kind" != versions ] && [ -f "$out/.done" ]; then
     exit 0
 fi
 
+# The mirror, only now that the cache does not have it: a fetch that the
+# cache serves needs no apt sources.  Security updates (bookworm-security)
+# are served from a mirror of their own.
+source "$(dirname "$0")/debian-mirrors.sh"
+case "$suite" in
+    *-security) mirror=$(debian_mirror security) || exit 1 ;;
+    *) mirror=$(debian_mirror main) || exit 1 ;;
+esac
 cat >"$apt_root/sources.list" <<EOF
 deb [signed-by=$keyring] $mirror $suite main
 deb-src [signed-by=$keyring] $mirror $suite main

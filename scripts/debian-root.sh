@@ -32,8 +32,10 @@
 #
 # The root ($OVS_BUILD_CACHE/root-SUITE-KEY, KEY a hash of the suite, the
 # profile and its package list) is made by debootstrap (installed with
-# apt-get when missing) from $DEBIAN_MIRROR (default
-# http://deb.debian.org/debian), checked against Debian's archive keyring.
+# apt-get when missing) from the Debian mirror this machine's apt uses
+# (cmake/debian-mirrors.sh: $DEBIAN_MIRROR and $DEBIAN_SECURITY_MIRROR
+# override), checked against Debian's archive keyring; the root's own apt
+# sources name the same mirrors.
 # The command runs as root in it, in this project's folder (bind-mounted at
 # the same path).
 #
@@ -65,8 +67,9 @@ case "$suite" in *[!a-z]*) echo "debian-root.sh: bad suite '$suite'" >&2; exit 2
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
-mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-security_mirror=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+source "$top/cmake/debian-mirrors.sh"
+mirror=$(debian_mirror main) || exit 1
+security_mirror=$(debian_mirror security) || exit 1
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 case "$profile" in
     build)

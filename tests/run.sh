@@ -437,10 +437,13 @@ label_vswitchd_3_1_more() {
 
 # The scripts that run as root refuse what they could not undo and leave
 # no mount or scratch folder behind (deb_install_test.sh --here on a
-# machine with OVS traces, build-ovs.sh --prefix, debian-root.sh's mounts).
+# machine with OVS traces, build-ovs.sh --prefix, debian-root.sh's mounts);
+# the scripts that fetch from Debian use the mirrors the machine's apt does.
 label_host_safety() {
     phase "host safety: refusals of deb_install_test.sh --here and build-ovs.sh, debian-root.sh's mounts"
     count tests/host_safety_test.sh
+    phase "the Debian mirrors from the machine's apt sources (cmake/debian-mirrors.sh)"
+    count tests/debian_mirrors_test.sh
 }
 
 emulated_cpus() {
