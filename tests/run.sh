@@ -154,8 +154,27 @@ cache=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
 
 passed=0
 failed=0
-count() {  # count COMMAND...: runs it; its exit status is one pass or one failure
-    if "$@"; then
+# count COMMAND...: runs it (in this shell, its output shown as it comes).
+# A script that runs many checks ends with "N passed, N failed" (after an
+# optional "what: "): its last such line counts N and N, and a non-zero exit
+# with no failure counted is one failure more.  Any other command's exit
+# status is one pass or one failure.
+count() {
+    local out status p="" f=""
+    out=$(mktemp /tmp/tests-run-count.XXXXXX)
+    "$@" > >(tee "$out")
+    status=$?
+    wait $!  # tee has written all
+    read -r p f < <(sed -nE 's/^([^:]*: )?([0-9]+) passed, ([0-9]+) failed$/\2 \3/p' "$out" | tail -1)
+    rm -f "$out"
+    if [ -n "$p" ]; then
+        passed=$((passed + p))
+        failed=$((failed + f))
+        if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
+            failed=$((failed + 1))
+        fi
+        [ "$status" -eq 0 ] && [ "$f" -eq 0 ] || echo "FAILED: $* ($f of its checks, exit $status)" >&2
+    elif [ "$status" -eq 0 ]; then
         passed=$((passed + 1))
     else
         echo "FAILED: $*" >&2

@@ -55,7 +55,10 @@
 # and, unless
 # --no-flood, flood_test.sh against the same build.
 # Prints the seconds each build and suite took, and "N passed, N failed"
-# over the suites' results.
+# over what ran: each test of OVS's testsuite subset, each checking mode's
+# counts (one check), each check of the project tests (their own "N
+# passed" lines); a build that failed, or a test that failed without
+# saying so, is one failure.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 release=3.1 flood=yes part=all
@@ -164,11 +167,18 @@ for config in "${configs[@]}"; do
     grep -E 'successful|tests were run|failed unexpectedly|tests were skipped|^ *[0-9]+: .*\.at:[0-9]+' "$log" |
         sed 's/^/    /'
     echo "    ($((SECONDS - suite_start)) s)"
+    # Each test of the subset counts: all passed when the last pass says
+    # "successful" (a test that failed only before the recheck passed);
+    # else the last pass's "M failed unexpectedly" failed.
     last=$(grep -E 'successful|failed unexpectedly' "$log" | tail -1)
+    n=$(wc -w <<<"$suites")
     if grep -q 'successful' <<<"$last"; then
-        passed=$((passed + 1))
+        passed=$((passed + n))
     else
-        failed=$((failed + 1))
+        m=$(sed -nE 's/.* ([0-9]+) failed unexpectedly.*/\1/p' <<<"$last")
+        m=${m:-$n}
+        failed=$((failed + m))
+        passed=$((passed + (n > m ? n - m : 0)))
         echo "    (see $prefix/src/tests/testsuite.log)"
     fi
     if [ "$config" = validate ]; then
@@ -236,12 +246,25 @@ for config_test in "${tests[@]}"; do
     fi
     echo "=== project tests of the patched ovs-vswitchd (OVS $release, ${config_test%%:*}): $test"
     suite_start=$SECONDS
-    if [ -n "$prefix" ] && with_mode "${config_test%%:*}" tests/vswitchd/$test.sh "$prefix"; then
-        passed=$((passed + 1))
+    # The test's own checks count ("N passed, N failed", its last line); a
+    # test that failed without saying so, or did not run, is one failure.
+    out=$(mktemp /tmp/vswitchd-run-count.XXXXXX)
+    if [ -n "$prefix" ]; then
+        with_mode "${config_test%%:*}" tests/vswitchd/$test.sh "$prefix" > >(tee "$out")
+        status=$?
+        wait $!
     else
+        status=1
+    fi
+    read -r p f < <(sed -nE 's/^([^:]*: )?([0-9]+) passed, ([0-9]+) failed$/\2 \3/p' "$out" | tail -1)
+    rm -f "$out"
+    passed=$((passed + ${p:-0}))
+    failed=$((failed + ${f:-0}))
+    if [ "$status" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then
         failed=$((failed + 1))
     fi
+    p="" f=""
     echo "    ($test: $((SECONDS - suite_start)) s)"
 done
-echo "vswitchd suites (OVS $release): $passed passed, $failed failed"
+echo "vswitchd (OVS $release): $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
