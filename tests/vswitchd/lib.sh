@@ -13,6 +13,19 @@ check() {  # check NAME COMMAND...: passes when the command succeeds; returns it
     if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$out"; return 1; fi
 }
 
+# logged PATTERN [FILE]: succeeds once ovs-vswitchd's log ($work's, or
+# FILE) has a line matching PATTERN (grep's basic regex), waiting up to 10 s:
+# a setting's log line comes from the reconfiguration that follows
+# ovs-vsctl, which on a slow (emulated) CPU may end after ovs-vsctl does.
+logged() {
+    local i
+    for ((i = 0; i < 100; i++)); do
+        grep -q "$1" "${2:-$work/ovs-vswitchd.log}" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 # use_ovs_prefix PREFIX NAME: runs OVS from the install at PREFIX (its bin
 # and sbin first in PATH, $prefix made absolute), in a fresh private run
 # directory $work (/tmp/NAME.XXXXXX) for the daemons' sockets, logs and
