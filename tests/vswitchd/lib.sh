@@ -13,16 +13,17 @@ check() {  # check NAME COMMAND...: passes when the command succeeds; returns it
     if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$out"; return 1; fi
 }
 
-# logged PATTERN [FILE]: succeeds once ovs-vswitchd's log ($work's, or
-# FILE) has a line matching PATTERN (grep's basic regex), waiting up to 10 s:
-# a setting's log line comes from the reconfiguration that follows
+# log_says PATTERN: succeeds once ovs-vswitchd's log ($work's) has a line
+# matching PATTERN (grep -E), waiting up to 10 s; else says what is missing.
+# A setting's log line comes from the reconfiguration that follows
 # ovs-vsctl, which on a slow (emulated) CPU may end after ovs-vsctl does.
-logged() {
+log_says() {
     local i
     for ((i = 0; i < 100; i++)); do
-        grep -q "$1" "${2:-$work/ovs-vswitchd.log}" && return 0
+        grep -Eq "$1" "$work/ovs-vswitchd.log" && return 0
         sleep 0.1
     done
+    echo "not in the log: $1"
     return 1
 }
 

@@ -39,16 +39,6 @@ lookups() {
 }
 all_generic() { local l; l=$(lookups); [ -n "$l" ] && ! grep -vqx generic <<<"$l"; }
 none_generic() { local l; l=$(lookups); [ -n "$l" ] && ! grep -qx generic <<<"$l"; }
-# log_says PATTERN: waits up to 5 s for PATTERN (grep -E) in the switch's log.
-log_says() {
-    local i
-    for ((i = 0; i < 50; i++)); do
-        grep -Eq "$1" "$work/ovs-vswitchd.log" && return 0
-        sleep 0.1
-    done
-    echo "not in the log: $1"
-    return 1
-}
 off_count() { show | grep -c ': priority 0, off (other_config:dpcls-plugin)$'; }
 
 # ---- dpcls-plugin/show ----

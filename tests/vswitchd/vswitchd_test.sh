@@ -186,7 +186,7 @@ else
     check "no subtable moves to jit_avx2 (CPU lacks $jit_lacks: it declines)" \
         bash -c '! ovs-appctl dpif-netdev/subtable-show --limit 0 | grep -q "lookup jit_avx2"'
     check "the log says why jit_avx2 declines (CPU lacks $jit_lacks)" \
-        logged "jit_avx2 declines (cpu): the CPU lacks"
+        log_says "jit_avx2 declines \(cpu\): the CPU lacks"
     check "jit-show says why jit_avx2 is unavailable (CPU lacks $jit_lacks)" \
         grep -q "^jit_avx2: unavailable (the CPU lacks" <<<"$jit_show"
 fi
@@ -219,10 +219,10 @@ checked() {  # checked NAME COMMAND...: as check, in this shell
     if "$@"; then ok "$name"; else not_ok "$name"; fi
 }
 checked "other_config:dpcls-jit=false moves every subtable off jit_avx2, live" send_until no_jit
-check "the log says the JIT is off" logged 'jit_avx2 settings: OFF'
+check "the log says the JIT is off" log_says 'jit_avx2 settings: OFF'
 ovs-vsctl set Open_vSwitch . other_config:dpcls-jit=lots
 check "a bad other_config value is a WARN naming the key and the value" \
-    logged 'WARN|other_config:dpcls-jit="lots" is not a switch'
+    log_says 'WARN\|other_config:dpcls-jit="lots" is not a switch'
 check "a bad value leaves the JIT off (fail closed)" \
     grep -q '^jit_avx2: disabled' <<<"$(ovs-appctl dpcls-plugin/jit-show)"
 ovs-vsctl remove Open_vSwitch . other_config dpcls-jit
