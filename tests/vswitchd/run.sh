@@ -175,7 +175,8 @@ for config in "${configs[@]}"; do
     if grep -q 'successful' <<<"$last"; then
         passed=$((passed + n))
     else
-        m=$(sed -nE 's/.* ([0-9]+) failed unexpectedly.*/\1/p' <<<"$last")
+        # autotest puts the count at the start of its own line.
+        m=$(sed -nE 's/^(.* )?([0-9]+) failed unexpectedly.*/\2/p' <<<"$last")
         m=${m:-$n}
         failed=$((failed + m))
         passed=$((passed + (n > m ? n - m : 0)))
