@@ -1,8 +1,8 @@
 // classifier.cpp: a model of OVS's dpcls, for the tests and benchmarks.
 //
 // What runs in ovs-vswitchd is OVS's own dpcls (lib/dpif-netdev.c) with the
-// series' hooks (patches/: the fused lookup of patch 7, the tail index of
-// patch 13, the one-pass ranking of patch 14); this file is the same
+// series' hooks (patches/3.1: the fused lookup of patch 7, the tail index
+// of patch 9, the one-pass ranking of patch 10); this file is the same
 // algorithm on the same structures (a pvector of subtables, each a cmap of
 // rules), written again so that the lookups can be tested and measured
 // without a switch.  It is a copy, and can drift; three checks hold it to

@@ -146,7 +146,7 @@ class Classifier final : private PriorityListener {
         const PvectorImpl* ranking;
         // What the provider was offered: the ranking's first subtables and
         // their lookup functions.  A ranking that offers the same again
-        // keeps the lookup (publish_ranking(), as OVS's series patch 11).
+        // keeps the lookup (publish_ranking(), as the 3.x series' patch 7).
         std::vector<std::pair<const dpcls_subtable*, ovsb_lookup_func>> offered;
     };
 

@@ -8,7 +8,7 @@
 # Exits non-zero unless checkpatch.py finds no problem (0 errors, 0
 # warnings) in every patch, and unless each series is consistent with
 # itself: the cover letter is [PATCH 0/N] for its N patches and lists
-# 1/N ... N/N, every patch is [PATCH i/N], and each patch's author (From:)
+# 1/N ... N/N, every patch is [PATCH i/N] (or all [PATCH vK i/N]), and each patch's author (From:)
 # signs it (Signed-off-by), with an address that is no placeholder
 # (.invalid, .example.com, localhost), and the cover letter's shortlog
 # names those authors and no one else.
@@ -41,8 +41,11 @@ patches = [l.strip() for l in open(f"{here}/series-{release}") if l.strip() and 
 n, errors, authors = len(patches), [], set()
 w = len(str(n))  # git format-patch pads the numbers to n's width
 cover = open(f"{here}/{release}/0000-cover-letter.patch").read()
-if f"[PATCH {0:0{w}d}/{n}]" not in cover:
-    errors.append(f"the cover letter is not [PATCH {0:0{w}d}/{n}]")
+# "[PATCH i/N]", or "[PATCH vK i/N]" for a resent series (all alike).
+version = re.search(r"^Subject: \[PATCH (v\d+ )?", cover, re.M)
+tag = lambda i: f"[PATCH {version.group(1) or '' if version else ''}{i:0{w}d}/{n}]"
+if tag(0) not in cover:
+    errors.append(f"the cover letter is not {tag(0)}")
 listed = re.findall(r"^ {1,2}(\d+)/(\d+)  ", cover, re.M)
 if listed != [(str(i), str(n)) for i in range(1, n + 1)]:
     errors.append(f"the cover letter lists {['/'.join(x) for x in listed]}, not 1/{n} ... {n}/{n}")
@@ -50,8 +53,8 @@ for i, p in enumerate(patches, 1):
     text = open(f"{here}/{p}").read()
     head = text.split("\n\n", 1)[0]
     author = re.search(r"^From: (.*)$", head, re.M)
-    if f"[PATCH {i:0{w}d}/{n}]" not in head:
-        errors.append(f"{p}: not [PATCH {i:0{w}d}/{n}]")
+    if tag(i) not in head:
+        errors.append(f"{p}: not {tag(i)}")
     if not author or f"Signed-off-by: {author.group(1)}" not in text:
         errors.append(f"{p}: its author does not sign it")
     elif re.search(r"@[^>]*\.(invalid|example\.com)>|@localhost>", author.group(1)):

@@ -19,7 +19,9 @@
 #   p2p              the phy-to-phy benchmark's traffic and parser tests
 #   docs             README.md's figures against docs/results, the docs'
 #                    links, the man page made of the reference page
-#   series           OVS's checkpatch.py on every patch of every release line
+#   series           OVS's checkpatch.py on every patch of every release
+#                    line; the 3.x lines' files are what port-series.sh
+#                    makes of the one 3.x series (tests/series_port_test.sh)
 #   vswitchd         ovs-vswitchd 3.1 and 4.0 with the plugin built in: OVS's
 #                    testsuite subset in the checking mode of the release
 #                    (3.1: OVS's autovalidator; 4.0: the plugin's
@@ -48,6 +50,10 @@
 #   aarch64          the unit tests against OVS 3.1's aarch64 flavours
 #                    (cross-built, run under qemu-aarch64) and the patched
 #                    ovs-vswitchd for aarch64
+#   series-each      each patch of the 3.1, 3.5 and 4.0 series applied in
+#                    turn to its release, built, and tests/dpcls.at run
+#                    (patches/check-each-patch.sh): one change a reviewer
+#                    can apply and test on its own
 #
 #   tests/run.sh                 the gate
 #   tests/run.sh --all           the gate and the matrix
@@ -98,6 +104,7 @@ packages          | matrix | 2700 |  150
 vswitchd-3.1-more | matrix |  600 |  420
 sanitizer-more    | matrix |  330 |  120
 aarch64           | matrix | 1200 |  400
+series-each       | matrix | 3600 | 2400
 TABLE
 }
 table_field() {  # table_field LABEL COLUMN (2: part, 3: cold, 4: warm)
@@ -231,6 +238,7 @@ label_cached() {  # label_cached LABEL: are its builds cached?
         sanitizer) tree_cached --plugin-default && lib_cached sse42-tsan ;;
         bench | fuzz | sanitizer-more) tree_cached --plugin-default ;;
         p2p | docs | series) true ;;  # nothing built
+        series-each) false ;;  # builds OVS after each patch, with ccache only
         vswitchd) patched_cached --plugin-default && patched_cached --ovs 4.0 --validate ;;
         host-safety) root_cached bookworm --profile packages ;;
         emulated) patched_cached --plugin-default ;;
@@ -432,6 +440,7 @@ label_docs() {
 label_series() {
     phase "the patch series: OVS's checkpatch.py on every patch of every release line"
     count patches/checkpatch.sh
+    count tests/series_port_test.sh
 }
 
 label_vswitchd() {
@@ -514,6 +523,13 @@ foreign_arch_switch() {
     native=$(patches/cached-build.sh --plugin-default | tail -1) &&
         foreign=$(patches/cached-build.sh --host aarch64-linux-gnu --plugin-default | tail -1) &&
         tests/vswitchd/foreign_arch_test.sh "$foreign" "$native"
+}
+label_series_each() {
+    local release
+    for release in 3.1 3.5 4.0; do
+        phase "the $release series one patch at a time: each builds and passes tests/dpcls.at"
+        count patches/check-each-patch.sh "$release"
+    done
 }
 label_aarch64() {
     local flavour
