@@ -71,6 +71,7 @@ failed=0
 # ok, not_ok, check, cpu_lacks, and expect_p2 (p2's tx counter, tx, reaches N
 # in 5 s).
 source "$here/vswitchd/lib.sh"
+source "$here/counts.sh"       # summary_counts
 ctl=/usr/share/openvswitch/scripts/ovs-ctl
 wanted=(openvswitch-common openvswitch-switch openvswitch-switch-dpdk python3-openvswitch)
 
@@ -155,8 +156,8 @@ if [ "$mode" = root ]; then
     "$top/scripts/debian-root.sh" "$suite" --profile packages --throwaway --bind "$debs" -- \
         env DEB_TEST_CPU="$("$work/cpu_has")" DEB_TEST_THROWAWAY_ROOT=1 \
         tests/deb_install_test.sh --release "$release" --here "$debs" | tee "$work/inner.log" || rc=$?
-    read -r inner_passed inner_failed < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' \
-        "$work/inner.log" | tail -1) || true
+    inner_passed="" inner_failed=""
+    read -r inner_passed inner_failed < <(summary_counts "$work/inner.log") || true
     passed=${inner_passed:-0}
     failed=${inner_failed:-0}
     [ "$rc" -eq 0 ] || [ "$failed" -gt 0 ] || not_ok "the test in the root ended with status $rc"

@@ -28,6 +28,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
 source tests/vswitchd/lib.sh # ok, not_ok, check
+source tests/counts.sh       # summary_counts
 [ "$(id -u)" = 0 ] || { echo "host_safety_test.sh: needs root (chroot, mounts)"; exit 1; }
 cache=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
 
@@ -108,8 +109,8 @@ INNER
 echo "# 1. deb_install_test.sh --here in a throw-away Debian 12 root with OVS traces"
 out=$(scripts/debian-root.sh bookworm --profile packages --throwaway -- bash -c "$inner" 2>&1)
 echo "$out"
-read -r p f < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' <<<"$out" | tail -1) ||
-    true
+p="" f=""
+read -r p f < <(summary_counts <(echo "$out")) || true
 passed=$((passed + ${p:-0}))
 failed=$((failed + ${f:-0}))
 [ -n "${p:-}" ] || not_ok "the checks in the throw-away root printed their summary"

@@ -27,7 +27,8 @@
 #                    (3.1: OVS's autovalidator; 4.0: the plugin's
 #                    validation) and the project's end-to-end tests
 #                    (tests/vswitchd/run.sh --gate)
-#   host-safety      what the root-run scripts refuse and leave behind
+#   host-safety      what the root-run scripts refuse and leave behind; the
+#                    Debian mirrors they take; how checks are counted
 #
 # The matrix (tests/run.sh --all: the gate, then these, in this order of
 # value; ~2 hours on a new 2-core machine):
@@ -161,32 +162,12 @@ cache=${OVS_BUILD_CACHE:-/var/cache/ovs-dpcls-plugin}
 
 passed=0
 failed=0
-# count COMMAND...: runs it (in this shell, its output shown as it comes).
-# A script that runs many checks ends with "N passed, N failed" (after an
-# optional "what: "): its last such line counts N and N, and a non-zero exit
-# with no failure counted is one failure more.  Any other command's exit
-# status is one pass or one failure.
+# count COMMAND...: runs it (in this shell, its output shown as it comes)
+# and counts its checks (tests/counts.sh: a script's "N passed, N failed",
+# else its exit status as one check).
+source tests/counts.sh
 count() {
-    local out status p="" f=""
-    out=$(mktemp /tmp/tests-run-count.XXXXXX)
-    "$@" > >(tee "$out")
-    status=$?
-    wait $!  # tee has written all
-    read -r p f < <(sed -nE 's/^([^:]*: )?([0-9]+) passed, ([0-9]+) failed$/\2 \3/p' "$out" | tail -1)
-    rm -f "$out"
-    if [ -n "$p" ]; then
-        passed=$((passed + p))
-        failed=$((failed + f))
-        if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
-            failed=$((failed + 1))
-        fi
-        [ "$status" -eq 0 ] && [ "$f" -eq 0 ] || echo "FAILED: $* ($f of its checks, exit $status)" >&2
-    elif [ "$status" -eq 0 ]; then
-        passed=$((passed + 1))
-    else
-        echo "FAILED: $*" >&2
-        failed=$((failed + 1))
-    fi
+    run_counted "$@" || echo "FAILED: $* (${counted#* } of its checks failed)" >&2
 }
 
 # ---- phases, their times and the CPU they used ----
@@ -472,6 +453,8 @@ label_host_safety() {
     count tests/host_safety_test.sh
     phase "the Debian mirrors from the machine's apt sources (cmake/debian-mirrors.sh)"
     count tests/debian_mirrors_test.sh
+    phase "how the scripts count checks (tests/counts.sh)"
+    count tests/counts_test.sh
 }
 
 emulated_cpus() {

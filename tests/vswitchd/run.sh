@@ -61,6 +61,7 @@
 # saying so, is one failure.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+source tests/counts.sh
 release=3.1 flood=yes part=all
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -249,22 +250,11 @@ for config_test in "${tests[@]}"; do
     suite_start=$SECONDS
     # The test's own checks count ("N passed, N failed", its last line); a
     # test that failed without saying so, or did not run, is one failure.
-    out=$(mktemp /tmp/vswitchd-run-count.XXXXXX)
     if [ -n "$prefix" ]; then
-        with_mode "${config_test%%:*}" tests/vswitchd/$test.sh "$prefix" > >(tee "$out")
-        status=$?
-        wait $!
+        run_counted with_mode "${config_test%%:*}" tests/vswitchd/$test.sh "$prefix" || true
     else
-        status=1
-    fi
-    read -r p f < <(sed -nE 's/^([^:]*: )?([0-9]+) passed, ([0-9]+) failed$/\2 \3/p' "$out" | tail -1)
-    rm -f "$out"
-    passed=$((passed + ${p:-0}))
-    failed=$((failed + ${f:-0}))
-    if [ "$status" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then
         failed=$((failed + 1))
     fi
-    p="" f=""
     echo "    ($test: $((SECONDS - suite_start)) s)"
 done
 echo "vswitchd (OVS $release): $passed passed, $failed failed"
