@@ -487,7 +487,7 @@ static const plugin_entry lookups[] = {
  * plugin off, it is applied again when lookup-provider-priorities changes
  * (which sets every provider, and is applied before this: the key wins);
  * while the plugin is on, that list stands.  The series re-probes every
- * subtable when this changes a priority (3.x patch 15, 4.0 patch 7). */
+ * subtable when this changes a priority (3.x patch 11, 4.0 patch 7). */
 static char *applied_value;  /* other_config:dpcls-plugin, NULL: none. */
 
 /* The priority 'entry' registered with: its own, or in the autovalidator

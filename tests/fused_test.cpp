@@ -215,7 +215,7 @@ TEST(Fused, AnswersAsOvsLoopInRankOrder) {
 
 // A ranking that offers the provider the same subtables with the same
 // functions keeps the fused lookup, as OVS's dpcls_publish_ranking() does
-// with series patch 11: rankings without traffic (every priority drops to
+// with the 3.x series' patch 7: rankings without traffic (every priority drops to
 // 0, the sort keeps the order) neither drop it nor ask the provider again;
 // a priority change (reprobe) asks again.
 TEST(Fused, SteadyRankingKeepsTheFusedLookup) {

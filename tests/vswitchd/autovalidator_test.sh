@@ -7,7 +7,7 @@
 # plugin's lookups at priority 0, the autovalidator above everything), or a
 # --plugin-default one of 3.x run with OVSCLS_PLUGIN_TEST_MODE=autovalidator
 # in the environment, which behaves the same (tests/vswitchd/run.sh).
-# With series patch 9, the autovalidator runs and checks against OVS's
+# With 3.x series patch 8, the autovalidator runs and checks against OVS's
 # generic, on every lookup, what each implementation would run: jit_avx2's
 # code once a subtable is hot, and jit_fused's fused lookups over a port's
 # top subtables.  Starts a private ovs-vswitchd with two PMD threads, sends

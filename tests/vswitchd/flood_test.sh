@@ -191,7 +191,7 @@ check "every legitimate packet was forwarded during the flood" expect_p2 $((legi
 jit_show=$(ovs-appctl dpcls-plugin/jit-show)
 echo "# jit-show after the flood and the prio-set round trip:"
 sed 's/^/#   /' <<<"$jit_show"
-# The tail index (tail_index, series patch 13): the flood's subtables past
+# The tail index (tail_index, 3.x series patch 9): the flood's subtables past
 # the first ones are answered by it, not probed one by one.
 if tail_show=$(ovs-appctl dpcls-plugin/tail-show 2>/dev/null); then
     echo "# tail-show after the flood:"

@@ -31,7 +31,7 @@
 #      1041-1079, 1154 and 1269-1296 of 3.1.0), with OVS's RECHECK=yes,
 #      printing the summary lines of the first pass and of any recheck;
 #      In the autovalidator build it keeps the tests' folders and sums the
-#      counts each test's ovs-vswitchd logs at exit (series patch 9): the
+#      counts each test's ovs-vswitchd logs at exit (3.x series patch 8): the
 #      lookups it checked per implementation, and the mismatches (0, or the
 #      suite fails); and the keys the plugin's tail index served there, each
 #      checked against OVS's loop over the same subtables (plugin/
@@ -209,7 +209,7 @@ for config in "${configs[@]}"; do
     fi
     if [ "$config" = autovalidator ]; then
         # What the autovalidator checked, per implementation, summed over
-        # the tests' ovs-vswitchd logs (series patch 9 logs it at exit).
+        # the tests' ovs-vswitchd logs (3.x series patch 8 logs it at exit).
         # The plugin checks its tail index itself in these builds (its
         # answers against OVS's loop over the same subtables) and logs
         # "checked 'tail_index': N keys against ..." at exit too.
