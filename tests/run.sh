@@ -396,6 +396,10 @@ label_bench() {  # smoke runs of the sse42 build: they check answers, not speed
     phase "whole-classifier benchmark smoke run (perf/dpcls_bench --quick: every lookup answers as OVS's generic)"
     count build/sse42/perf/dpcls_bench --quick
     count dpcls_bench_broken_is_caught
+    phase "Tuple Space Explosion grid smoke run (perf/tse/tse_grid --quick: three shapes, every key answered as OVS's generic)"
+    count build/sse42/perf/tse_grid --quick --cell masks=100,fields=src4+sport+dport \
+        --cell masks=200,fields=dst6,pattern=arbitrary,legit=3,legit-map=same,place=early \
+        --cell masks=300,fields=src4+dst4+sport+dport,rules=4,legit=5
     phase "instruction counts under callgrind (perf/instructions.sh smoke run)"
     count callgrind_counts
     phase "JIT flood (10000 new masks): bounded compiles, every packet hits"

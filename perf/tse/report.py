@@ -1,0 +1,144 @@
+#!/usr/bin/python3
+"""The Tuple Space Explosion grid as a table and a heat map.
+
+    report.py GRID_JSON OUT_BASENAME   -> OUT_BASENAME.md, .png and .svg
+
+GRID_JSON: perf/tse/tse_grid --json's lines, one cell each.  The table has
+a row per cell: for OVS's generic and the plugin, "kept" (the legitimate
+packets a classifier-bound PMD forwards during the flood, as a share of
+before's: (1 - attack%) * T_before / T_mix) and attack/legit (T_attack /
+T_legit); the plugin's tail-index probes per key and writer ticks.  A cell
+that misses a goal of issue 44 (kept >= 0.70 at attack=10%, attack/legit
+<= 3, kept no lower than generic's) says which.  Then the worst cell and
+the best.  The heat map: the plugin's kept over masks x fields, and the
+other axes as strips.  Needs Debian's python3-matplotlib.
+"""
+import json
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+GOAL_KEPT, GOAL_RATIO = 0.70, 3.0
+
+
+def kept(cell, lookup):
+    f = cell["lookups"][lookup]
+    return (1 - cell["attack_pct"] / 100) * f["before"] / f["mix"] if f["mix"] else 0.0
+
+
+def ratio(cell, lookup):
+    f = cell["lookups"][lookup]
+    return f["attack"] / f["legit"] if f["legit"] else 0.0
+
+
+def misses(cell):
+    out = []
+    k = kept(cell, "plugin")
+    if cell["attack_pct"] == 10 and k < GOAL_KEPT:
+        out.append(f"kept {k:.2f} < {GOAL_KEPT}")
+    if ratio(cell, "plugin") > GOAL_RATIO:
+        out.append(f"attack/legit {ratio(cell, 'plugin'):.1f} > {GOAL_RATIO:.0f}")
+    if "ovs_generic" in cell["lookups"] and k < kept(cell, "ovs_generic"):
+        out.append("kept below generic's")
+    return out
+
+
+def table(cells):
+    rows = ["| axis | shape | generic kept | plugin kept | generic atk/leg | plugin atk/leg "
+            "| probes/key | insert | remove | goals |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for c in cells:
+        if not c["made"]:
+            rows.append(f"| {c['axis']} | `{c['spec']}` | | | | | | | | not made: {c['why']} |")
+            continue
+        p = c["lookups"]["plugin"]
+        g = c["lookups"].get("ovs_generic")
+        m = misses(c)
+        rows.append(
+            f"| {c['axis']} | `{c['spec']}` | {kept(c, 'ovs_generic'):.2f} | "
+            f"{kept(c, 'plugin'):.2f} | {ratio(c, 'ovs_generic') if g else 0:.1f} | "
+            f"{ratio(c, 'plugin'):.1f} | {p['probes_per_key']:.2f} | {p['insert']:.0f} | "
+            f"{p['remove']:.0f} | {'; '.join(m) if m else 'met'} |")
+    made = [c for c in cells if c["made"]]
+    if made:
+        worst = min(made, key=lambda c: kept(c, "plugin"))
+        best = max(made, key=lambda c: kept(c, "plugin"))
+        worst_ratio = max(made, key=lambda c: ratio(c, "plugin"))
+        rows += ["",
+                 f"Worst cell by kept: `{worst['spec']}`: {kept(worst, 'plugin'):.2f} "
+                 f"(generic {kept(worst, 'ovs_generic'):.2f}), attack/legit "
+                 f"{ratio(worst, 'plugin'):.1f}.",
+                 f"Worst cell by attack/legit: `{worst_ratio['spec']}`: "
+                 f"{ratio(worst_ratio, 'plugin'):.1f}.",
+                 f"Best cell: `{best['spec']}`: kept {kept(best, 'plugin'):.2f}.",
+                 f"Cells meeting every goal: {sum(1 for c in made if not misses(c))} of "
+                 f"{len(made)} made ({len(cells) - len(made)} not made)."]
+    return "\n".join(rows) + "\n"
+
+
+def key_of(spec, name):
+    return dict(kv.split("=", 1) for kv in spec.split(","))[name]
+
+
+def heatmap(cells, out):
+    made = [c for c in cells if c["made"]]
+    grid = [c for c in cells if c["axis"] == "masks-fields"]
+    others = [c for c in made if c["axis"] != "masks-fields"]
+    fig, axes = plt.subplots(1, 2, figsize=(15, 5.5), gridspec_kw={"width_ratios": [1, 1.3]})
+    ax = axes[0]
+    if grid:
+        masks = sorted({int(key_of(c["spec"], "masks")) for c in grid})
+        fields = list(dict.fromkeys(key_of(c["spec"], "fields") for c in grid))
+        z = [[float("nan")] * len(fields) for _ in masks]
+        for c in grid:
+            i = masks.index(int(key_of(c["spec"], "masks")))
+            j = fields.index(key_of(c["spec"], "fields"))
+            if c["made"]:
+                z[i][j] = kept(c, "plugin")
+        im = ax.imshow(z, vmin=0, vmax=1, cmap="RdYlGn", aspect="auto")
+        for i in range(len(masks)):
+            for j in range(len(fields)):
+                ax.text(j, i, "n/a" if z[i][j] != z[i][j] else f"{z[i][j]:.2f}",
+                        ha="center", va="center", fontsize=9)
+        ax.set_xticks(range(len(fields)), fields, rotation=20, fontsize=8)
+        ax.set_yticks(range(len(masks)), masks)
+        ax.set_ylabel("attack masks")
+        ax.set_title("plugin: legitimate kept during / before (10% attack)", fontsize=10)
+        fig.colorbar(im, ax=ax, fraction=0.046)
+    ax = axes[1]
+    if others:
+        ys = range(len(others))
+        ax.barh([y + 0.2 for y in ys], [kept(c, "plugin") for c in others], height=0.4,
+                label="plugin", color="tab:green")
+        ax.barh([y - 0.2 for y in ys], [kept(c, "ovs_generic") for c in others], height=0.4,
+                label="OVS generic", color="tab:gray")
+        ax.axvline(GOAL_KEPT, color="k", linestyle="--", linewidth=0.8)
+        ax.set_yticks(list(ys), [f"{c['axis']}: " + ",".join(
+            kv for kv in c["spec"].split(",") if not kv.startswith(("legit-map=other", "place=late",
+                                                                   "pattern=prefix", "rules=1,")))
+            for c in others], fontsize=6)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("legitimate kept during / before")
+        ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(out + ".png", dpi=110)
+    fig.savefig(out + ".svg")
+
+
+def main(path, out):
+    with open(path) as f:
+        cells = [json.loads(line) for line in f if line.strip()]
+    with open(out + ".md", "w") as f:
+        f.write(table(cells))
+    heatmap(cells, out)
+    print(table(cells), end="")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    main(*sys.argv[1:])
