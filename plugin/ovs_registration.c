@@ -269,8 +269,8 @@ tail_validation_report(void *aux OVS_UNUSED)
 
 /* Applies other_config's "dpcls-tail*" keys, all of them each time (a key
  * that is gone goes back to its default): "dpcls-tail" (true/false,
- * default true), "dpcls-tail-head" (positions left to the loop and the
- * lookups in front, 0-255, default 16; 0 in validating builds) and
+ * default true), "dpcls-tail-head" (most positions left to the loop and
+ * the lookups in front, 0-255, default 16; 0 in validating builds) and
  * "dpcls-tail-min-subtables" (serve only with this many after them,
  * 1-65535, default 32; 2 in validating builds).  Off takes
  * effect at each PMD's next burst, the others at each port's next

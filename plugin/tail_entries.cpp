@@ -118,14 +118,16 @@ extern "C" char* ovscls_plugin_tail_show(void) {
     const uint64_t s = settings.load(std::memory_order_relaxed);
     char* text = nullptr;
     if (asprintf(&text,
-                 "tail_index: %s, head %u, served with %u or more subtables after it\n"
+                 "tail_index: %s, head %u at most (each rank with 1/%.0f or more of the hits "
+                 "at it and after it), served with %u or more subtables after it\n"
                  "  bounds: %zu MiB an index (past it new subtables are probed one by one), "
                  "%zu candidates a key (past it OVS's loop over the tail)\n"
                  "  indexes %llu, keys looked up %llu, matched %llu%s\n"
                  "  writer side (mean / max us a call): subtables added or removed %llu "
                  "(%.2f / %.1f), rules inserted or removed %llu (%.2f / %.1f), rankings %llu "
                  "(%.1f / %.1f, %.0f us in all)\n",
-                 s & kOn ? "on" : "OFF", head_of(s), min_tail_of(s),
+                 s & kOn ? "on" : "OFF", head_of(s), 1 / TuplePruningConfig{}.head_share,
+                 min_tail_of(s),
                  TuplePruningConfig{}.max_bytes >> 20, TuplePruningConfig{}.max_candidates,
                  (unsigned long long)live.load(std::memory_order_relaxed),
                  (unsigned long long)keys_in.load(std::memory_order_relaxed),

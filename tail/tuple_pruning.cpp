@@ -71,7 +71,7 @@ size_t TuplePruningIndex::Family::bytes() const {
     size_t out = sizeof(Family) + (tuples ? tuples->bytes() : 0);
     for (const auto& trie : tries) {
         if (trie) {
-            out += sizeof(LaneTrie) + trie->nodes() * LaneTrie::kNodeBytes;
+            out += trie->bytes();
         }
     }
     for (const auto& set : sets) {
@@ -237,7 +237,7 @@ void TuplePruningIndex::rebuild(FamilyState& state) {
     }
     if (family->indexed) {
         for (const Lane& lane : family->lanes) {
-            family->tries.push_back(lane.prefix ? std::make_unique<LaneTrie>() : nullptr);
+            family->tries.push_back(lane.prefix ? std::make_unique<LaneTable>() : nullptr);
             family->sets.push_back(lane.prefix ? nullptr : std::make_unique<LaneSets>());
             for (size_t id = 0; id < lane.masks.size(); id++) {
                 family->sets.back()->add_mask(static_cast<unsigned>(id), lane.masks[id]);
@@ -414,11 +414,50 @@ void TuplePruningIndex::rule_removed(const dpcls_subtable* subtable, const dpcls
     }
 }
 
+// The head: the first positions of `ranking`, at most config_.head, that
+// the loop (and the fused and JIT lookups) keeps; the index serves the
+// rest.  A position earns its place by its hits in the last ranking
+// interval (its priority): a subtable probed one by one costs every key
+// that reaches it a probe, and saves the index's cost for the keys it
+// finds, so it stays while it finds at least head_share of the keys that
+// reach it (of the hits at it and after it).  The attacker's subtables
+// cannot hold the head with a trickle each: to keep one there, its frames
+// must be that share of all the traffic that gets past the head before it.
+// Example (head_share 1/16): legitimate traffic in two subtables of 45%
+// each and an attack of 10% over 1000 masks: positions 0 (45 of 100) and
+// 1 (45 of 55) stay; position 2 (0.01 of 10) does not: head 2, where a
+// fixed head of 16 made every attack key probe 14 attack subtables one by
+// one before the index.  No hits at all (no ranking yet): `head`.
+size_t TuplePruningIndex::head_of(const PvectorImpl* ranking, size_t size) const {
+    const size_t most = std::min(config_.head, size);
+    if (config_.head_share <= 0) {
+        return most;
+    }
+    uint64_t rest = 0;  // hits at position p and after
+    for (size_t p = 0; p < size; p++) {
+        rest += static_cast<uint64_t>(std::max(ranking->vector[p].priority, 0));
+    }
+    if (rest == 0) {
+        return most;
+    }
+    size_t p = 0;
+    for (; p < most; p++) {
+        const auto hits = static_cast<uint64_t>(std::max(ranking->vector[p].priority, 0));
+        if (hits == 0 ||
+            static_cast<double>(hits) < config_.head_share * static_cast<double>(rest)) {
+            break;
+        }
+        rest -= hits;
+    }
+    return p;
+}
+
 void TuplePruningIndex::ranking_published(const PvectorImpl* ranking) {
     auto* next = new Binding;
     next->ranking = ranking;
     next->size = ranking->size.load(std::memory_order_relaxed);
-    next->start = next->size >= config_.head + config_.min_tail ? config_.head : next->size;
+    next->start =
+        next->size >= config_.head + config_.min_tail ? head_of(ranking, next->size) : next->size;
     next->by_slot.assign(members_.size(), {UINT32_MAX, nullptr});
     // The last ranking's slot at each position answers most positions of
     // a publish that adds or removes a subtable (a new one goes last, a
@@ -458,7 +497,7 @@ TuplePruningStats TuplePruningIndex::stats() const {
         out.families++;
         if (state.published) {
             for (const auto& trie : state.published->tries) {
-                out.lane_nodes += trie ? trie->nodes() : 0;
+                out.lane_tables += trie ? trie->low_tables() : 0;
             }
         }
     }

@@ -15,7 +15,7 @@
 // - Subtables of one miniflow map form a *family*.  Each mask word is four
 //   16-bit *lanes*; a lane whose mask differs between the family's
 //   subtables is *varying*.  A varying lane whose masks are all prefixes
-//   (in network bit order) gets a LaneTrie (lane_trie.hpp) of its rules'
+//   (in network bit order) gets a LaneTable (lane_table.hpp) of its rules'
 //   lane values; a varying lane with other masks (tcp_flags bits, say)
 //   gets LaneSets (lane_sets.hpp): per mask, which masked values its rules
 //   hold (its first 16 masks; any further ones are not pruned on).
@@ -23,7 +23,7 @@
 //   depth, or the index of its non-prefix mask), filed in the family's
 //   TupleTrie (tuple_trie.hpp).
 // - A key: per family, per prefix lane, the depths some rule holds on its
-//   path (LaneTrie::depths, <= 16 steps), per other varying lane the masks
+//   path (LaneTable::depths, two table reads), per other varying lane the masks
 //   some rule agrees with (a bit test each); then the tuple trie yields only
 //   subtables every lane allows (the candidates); they are probed with
 //   their own lookup_func in rank order until one matches.
@@ -75,26 +75,30 @@
 
 #include "classifier/tail.hpp"
 #include "tail/lane_sets.hpp"
-#include "tail/lane_trie.hpp"
+#include "tail/lane_table.hpp"
 #include "tail/slot_table.hpp"
 #include "tail/tuple_trie.hpp"
 
 namespace ovscls::tail {
 
 struct TuplePruningConfig {
-    size_t head = 16;      // positions left to the loop, fused and JIT lookups
+    size_t head = 16;      // at most this many positions left to the loop, fused and JIT lookups
     size_t min_tail = 32;  // served only when the ranking has this many after `head`
+    // The head ends at the first position whose hits in the last ranking
+    // interval are less than this share of the hits at it and after it
+    // (head_of()); 0: always `head` positions.
+    double head_share = 1.0 / 16;
     size_t max_bytes = size_t{64} << 20;
     size_t max_candidates = 64;  // per key; more: the loop over the tail
 };
 
 struct TuplePruningStats {
-    size_t families = 0;   // miniflow maps in the index
-    size_t subtables = 0;  // indexed
-    size_t unindexed = 0;  // subtables probed one by one (limits above)
-    size_t rules = 0;      // of indexed subtables
-    size_t lane_nodes = 0;
-    size_t bytes = 0;  // lane tries, tuple tries, bindings
+    size_t families = 0;     // miniflow maps in the index
+    size_t subtables = 0;    // indexed
+    size_t unindexed = 0;    // subtables probed one by one (limits above)
+    size_t rules = 0;        // of indexed subtables
+    size_t lane_tables = 0;  // low tables of the lanes' LaneTables
+    size_t bytes = 0;        // lane tries, tuple tries, bindings
     uint64_t rebuilds = 0;
     // Reader side, since the start: keys looked up, subtables probed for
     // them, and keys that had too many candidates (the loop over the tail).
@@ -144,17 +148,17 @@ class TuplePruningIndex final : public TailIndex {
     struct Lane {
         uint8_t block;                // of the family's mask words
         uint8_t shift;                // 16 * the lane's place in the word
-        bool prefix;                  // pruned on: a LaneTrie
+        bool prefix;                  // pruned on: a LaneTable
         std::vector<uint16_t> masks;  // !prefix: id -> lane mask
     };
     // What readers walk: one family, immutable but for its tries.
     struct Family {
         MiniflowMap map{};
         bool indexed = true;
-        std::vector<uint8_t> flow_words;               // per mask block: its word of struct flow
-        std::vector<Lane> lanes;                       // the varying ones
-        std::vector<std::unique_ptr<LaneTrie>> tries;  // per lane; null unless prefix
-        std::vector<std::unique_ptr<LaneSets>> sets;   // per lane; null if prefix
+        std::vector<uint8_t> flow_words;                // per mask block: its word of struct flow
+        std::vector<Lane> lanes;                        // the varying ones
+        std::vector<std::unique_ptr<LaneTable>> tries;  // per lane; null unless prefix
+        std::vector<std::unique_ptr<LaneSets>> sets;    // per lane; null if prefix
         std::unique_ptr<TupleTrie> tuples;
         size_t bytes() const;
     };
@@ -204,6 +208,8 @@ class TuplePruningIndex final : public TailIndex {
         }
     };
 
+    // The positions of `ranking` left to the loop (head_of(), at its definition).
+    size_t head_of(const PvectorImpl* ranking, size_t size) const;
     // Lane `lane` of the family's words, as its mask or value in network bit order.
     static uint16_t lane_of(uint64_t word, unsigned shift);
     bool needs_rebuild(const FamilyState& state, const Family& family) const;

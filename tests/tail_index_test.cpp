@@ -21,6 +21,7 @@
 #include "ovs_loop.hpp"
 #include "reference/ovs_reference.h"
 #include "standalone/builtin_lookups.hpp"
+#include "tail/lane_table.hpp"
 #include "tail/slot_table.hpp"
 #include "tail/tuple_pruning.hpp"
 #include "tail_workloads.hpp"
@@ -77,9 +78,9 @@ TEST(TailIndex, MaskFloodAnswersAsOvsLoop) {
     const tail::TuplePruningStats st = f.stats();
     std::printf(
         "mask flood: %llu keys checked; index: %zu families, %zu subtables indexed, %zu not, "
-        "%zu lane nodes, %zu bytes; %llu keys served with %llu probes (%.2f a key), %llu by "
+        "%zu low lane tables, %zu bytes; %llu keys served with %llu probes (%.2f a key), %llu by "
         "the loop\n",
-        (unsigned long long)f.keys_checked, st.families, st.subtables, st.unindexed, st.lane_nodes,
+        (unsigned long long)f.keys_checked, st.families, st.subtables, st.unindexed, st.lane_tables,
         st.bytes, (unsigned long long)st.keys, (unsigned long long)st.probes,
         st.keys ? double(st.probes) / double(st.keys) : 0.0, (unsigned long long)st.loops);
     EXPECT_EQ(st.unindexed, 0u);
@@ -117,7 +118,7 @@ TEST(TailIndex, RandomTablesAnswerAsOvsLoopThroughChurn) {
 // (under /L): a key of it matches it alone, so keys of /5../12 pass the
 // head (the first 4 in rank order) and reach the tail.
 TEST(TailIndex, ShortRankingIsLeftToTheLoop) {
-    Fixture f({.head = 4, .min_tail = 8});
+    Fixture f({.head = 4, .min_tail = 8, .head_share = 0});
     const uint64_t map[2] = {uint64_t{1} << 20, 0};
     std::vector<FlowKey> batch;
     auto add = [&](unsigned len) {
@@ -136,12 +137,83 @@ TEST(TailIndex, ShortRankingIsLeftToTheLoop) {
     EXPECT_EQ(f.stats().keys, 8u) << "the keys of /5../12";
 }
 
+// The head follows the hits (TuplePruningConfig::head_share): behind two
+// hot subtables, 30 cold ones (a flood's) are left to the index, every one
+// of them, where a fixed head of 16 (head_share 0) makes a key of a cold
+// one probe the 14 cold ones in the head one by one first.
+TEST(TailIndex, HeadKeepsOnlyWhatEarnsIt) {
+    for (const double share : {1.0 / 16, 0.0}) {
+        Fixture f({.head = 16, .min_tail = 8, .head_share = share});
+        const uint64_t map[2] = {uint64_t{1} << 20, 0};
+        auto key_of = [&](unsigned len) {
+            FullFlow fl{};
+            fl[20] = ip_word(0x0A000000 ^ (0x80000000u >> (len - 1)), 0);
+            return std::pair{make_key({{map[0], map[1]}}, fl.data()), fl};
+        };
+        std::vector<FlowKey> hot, cold;
+        for (unsigned len = 1; len <= 32; len++) {
+            auto [key, fl] = key_of(len);
+            ASSERT_TRUE(f.cls->insert(mask_of(map, {prefix32(len)}), fl.data()).ok());
+            (len <= 2 ? hot : cold).push_back(key);
+        }
+        std::vector<FlowKey> traffic;
+        for (int i = 0; i < 16; i++) traffic.push_back(hot[i % 2]);
+        for (int round = 0; round < 4; round++) {
+            ASSERT_TRUE(f.check(traffic, "hot traffic"));
+        }
+        f.cls->sort_subtables();
+        const uint64_t before = f.stats().keys;
+        ASSERT_TRUE(f.check(cold, "keys of the cold subtables"));
+        EXPECT_EQ(f.stats().keys - before, share > 0 ? 30u : 16u)
+            << "head_share " << share << ": keys of cold subtables the index served";
+    }
+}
+
+// LaneTable::depths() against the definition, through inserts and
+// removals of random prefixes (duplicates included): bit d set when some
+// rule of depth d has the value's first d bits.
+TEST(TailIndex, LaneTableAgreesWithItsDefinition) {
+    tail::LaneTable table;
+    std::vector<std::pair<uint16_t, unsigned>> rules;
+    Gen g(2026);
+    auto expected = [&](uint16_t v) {
+        uint32_t out = 0;
+        for (const auto& [value, depth] : rules) {
+            const uint32_t mask = depth ? 0xffffu << (16 - depth) & 0xffff : 0;
+            if ((v & mask) == (value & mask)) out |= 1u << depth;
+        }
+        return out;
+    };
+    for (int step = 0; step < 3000; step++) {
+        if (rules.empty() || g.below(3)) {
+            const unsigned depth = g.below(17);
+            // Few distinct values, so that prefixes repeat and share entries.
+            const auto value = static_cast<uint16_t>(g.below(8) * 0x2493 & 0xffff);
+            const uint32_t mask = depth ? 0xffffu << (16 - depth) & 0xffff : 0;
+            rules.emplace_back(static_cast<uint16_t>(value & mask), depth);
+            table.insert(value, depth);
+        } else {
+            const size_t i = g.below(static_cast<uint32_t>(rules.size()));
+            table.remove(rules[i].first, rules[i].second);
+            rules.erase(rules.begin() + static_cast<long>(i));
+        }
+        if (step % 100 == 99) {
+            for (uint32_t v = 0; v < 0x10000; v += 7) {
+                ASSERT_EQ(table.depths(static_cast<uint16_t>(v)),
+                          expected(static_cast<uint16_t>(v)))
+                    << "value " << v << " after step " << step;
+            }
+        }
+        ovsb_rcu_quiesce();
+    }
+}
+
 // The limits: a lane with more than 64 non-prefix masks leaves its family
 // unindexed; a full index (max_bytes) leaves new subtables unindexed.
 // Both are probed one by one, and the answers stay exact.
 TEST(TailIndex, LimitsLeaveSubtablesToProbingOneByOne) {
     for (const bool odd_masks : {true, false}) {
-        Fixture f({.head = 1, .min_tail = 4, .max_bytes = odd_masks ? size_t{64} << 20 : 4096});
+        Fixture f({.head = 1, .min_tail = 4, .max_bytes = odd_masks ? size_t{64} << 20 : 24576});
         const uint64_t map[2] = {(uint64_t{1} << 20) | (uint64_t{1} << 40), 0};
         Gen g(odd_masks ? 7 : 8);
         std::vector<FullFlow> flows;
@@ -166,8 +238,8 @@ TEST(TailIndex, LimitsLeaveSubtablesToProbingOneByOne) {
         }
         const tail::TuplePruningStats st = f.stats();
         std::printf("%s: %zu indexed, %zu not, %zu bytes; %llu keys served, %llu probes\n",
-                    odd_masks ? "more than 64 odd masks in a lane" : "max_bytes 4096", st.subtables,
-                    st.unindexed, st.bytes, (unsigned long long)st.keys,
+                    odd_masks ? "more than 64 odd masks in a lane" : "max_bytes 24576",
+                    st.subtables, st.unindexed, st.bytes, (unsigned long long)st.keys,
                     (unsigned long long)st.probes);
         EXPECT_GT(st.unindexed, 0u);
         EXPECT_GT(st.keys, 0u);

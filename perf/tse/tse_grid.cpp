@@ -122,18 +122,19 @@ int run_cell(const Cell& cell, const std::vector<std::string>& names, int reps, 
     for (const Pool& p : pools) {
         auto& set = p.flooded ? during : before;
         const std::vector<int> base = answers(*set[0], *p.keys);
-        hit_counts += std::string(hit_counts.empty() ? "" : ", ") + p.what + " " +
-                      std::to_string(std::count_if(base.begin(), base.end(),
-                                                   [](int a) { return a >= 0; })) +
-                      "/" + std::to_string(base.size());
+        hit_counts +=
+            std::string(hit_counts.empty() ? "" : ", ") + p.what + " " +
+            std::to_string(std::count_if(base.begin(), base.end(), [](int a) { return a >= 0; })) +
+            "/" + std::to_string(base.size());
         for (size_t i = 1; i < set.size(); i++) {
             const std::vector<int> got = answers(*set[i], *p.keys);
             size_t bad = 0;
             for (size_t j = 0; j < base.size(); j++) bad += got[j] != base[j];
             if (bad) {
-                std::fprintf(stderr, "%s: %s on the %s keys: %zu of %zu answered differently "
-                             "from ovs_generic\n", spec.c_str(), set[i]->name.c_str(), p.what,
-                             bad, base.size());
+                std::fprintf(stderr,
+                             "%s: %s on the %s keys: %zu of %zu answered differently "
+                             "from ovs_generic\n",
+                             spec.c_str(), set[i]->name.c_str(), p.what, bad, base.size());
                 status = 1;
             }
         }
@@ -144,9 +145,8 @@ int run_cell(const Cell& cell, const std::vector<std::string>& names, int reps, 
     std::vector<std::vector<double>> r_before(names.size()), r_mix(names.size()),
         r_legit(names.size()), r_attack(names.size());
     auto windows_for = [&](const Setup& s) {  // the loop over thousands: fewer windows
-        return s.subtables > 100
-                   ? std::max(4, windows * 100 / static_cast<int>(s.subtables))
-                   : windows;
+        return s.subtables > 100 ? std::max(4, windows * 100 / static_cast<int>(s.subtables))
+                                 : windows;
     };
     for (int r = 0; r < reps; r++) {
         for (size_t i = 0; i < names.size(); i++) {

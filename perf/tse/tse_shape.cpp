@@ -24,8 +24,8 @@ struct FieldInfo {
     bool v6;
 };
 constexpr FieldInfo kFields[] = {
-    {TseField::Src4, "src4", 32, false}, {TseField::Dst4, "dst4", 32, false},
-    {TseField::Src6, "src6", 128, true}, {TseField::Dst6, "dst6", 128, true},
+    {TseField::Src4, "src4", 32, false},   {TseField::Dst4, "dst4", 32, false},
+    {TseField::Src6, "src6", 128, true},   {TseField::Dst6, "dst6", 128, true},
     {TseField::Sport, "sport", 16, false}, {TseField::Dport, "dport", 16, false},
 };
 const FieldInfo& info(TseField f) { return kFields[static_cast<int>(f)]; }
@@ -44,7 +44,9 @@ Bits all_ones(unsigned width) { return width == 128 ? ~Bits(0) : (Bits(1) << wid
 Bits prefix_mask(unsigned width, unsigned len) {
     return len == 0 ? 0 : all_ones(width) & ~(all_ones(width) >> len);
 }
-Bits bit_at(unsigned width, unsigned pos) { return Bits(1) << (width - 1 - pos); }  // pos from the top
+Bits bit_at(unsigned width, unsigned pos) {
+    return Bits(1) << (width - 1 - pos);
+}  // pos from the top
 bool is_prefix(Bits mask, unsigned width) {
     const Bits inv = ~mask & all_ones(width);
     return (inv & (inv + 1)) == 0;  // the unset bits are the lowest ones
@@ -54,12 +56,18 @@ bool is_prefix(Bits mask, unsigned width) {
 Bits attack_base(TseField f, size_t r) {
     if (r > 0) return random_bits(r * 8 + static_cast<uint64_t>(f), info(f).width);
     switch (f) {
-        case TseField::Src4: return 0x0A000001u;
-        case TseField::Dst4: return 0x0A000002u;
-        case TseField::Src6: return (Bits(0x20010db800000000ull) << 64) | 1;
-        case TseField::Dst6: return (Bits(0x20010db800000000ull) << 64) | 2;
-        case TseField::Sport: return 1000;
-        case TseField::Dport: return 4000;
+        case TseField::Src4:
+            return 0x0A000001u;
+        case TseField::Dst4:
+            return 0x0A000002u;
+        case TseField::Src6:
+            return (Bits(0x20010db800000000ull) << 64) | 1;
+        case TseField::Dst6:
+            return (Bits(0x20010db800000000ull) << 64) | 2;
+        case TseField::Sport:
+            return 1000;
+        case TseField::Dport:
+            return 4000;
     }
     return 0;
 }
@@ -109,11 +117,10 @@ std::string megaflow(const Values& v, bool ipv6, int proto, const std::string& e
         if (!addr) return port(val) + "/" + hex16(m);
         return ipv6 ? v6(val) + "/" + v6(m) : v4(val) + "/" + v4(m);
     };
-    std::string s = eth_dst.empty()
-                        ? kMegaflowHead
-                        : "recirc_id(0),in_port(1),packet_type(ns=0,id=0),"
-                          "eth(src=00:00:00:00:00:00/00:00:00:00:00:00,dst=" +
-                              eth_dst + "),";
+    std::string s = eth_dst.empty() ? kMegaflowHead
+                                    : "recirc_id(0),in_port(1),packet_type(ns=0,id=0),"
+                                      "eth(src=00:00:00:00:00:00/00:00:00:00:00:00,dst=" +
+                                          eth_dst + "),";
     s += ipv6 ? "eth_type(0x86dd),ipv6(" : "eth_type(0x0800),ipv4(";
     const std::string src = field(ipv6 ? TseField::Src6 : TseField::Src4, true);
     const std::string dst = field(ipv6 ? TseField::Dst6 : TseField::Dst4, true);
@@ -204,7 +211,7 @@ std::vector<MaskTuple> arbitrary_masks(const TseShape& s) {
             const unsigned w = info(f).width;
             Bits b = random_bits(m * 131 + static_cast<uint64_t>(f) + 7777, w);
             b |= bit_at(w, w - 1) | bit_at(w, unsigned(m % (w - 1)));  // >= 2 bits, the last set
-            if (is_prefix(b, w)) b &= ~bit_at(w, 0);                     // then not a prefix
+            if (is_prefix(b, w)) b &= ~bit_at(w, 0);                   // then not a prefix
             t.push_back(b);
         }
         if (seen.insert(t).second) out.push_back(t);
@@ -252,7 +259,8 @@ std::optional<TseShape> parse_tse_shape(const std::string& spec, std::string* er
     };
     while (std::getline(in, item, ',')) {
         const size_t eq = item.find('=');
-        const std::string key = item.substr(0, eq), v = eq == std::string::npos ? "" : item.substr(eq + 1);
+        const std::string key = item.substr(0, eq),
+                          v = eq == std::string::npos ? "" : item.substr(eq + 1);
         size_t n = 0;
         if (key == "masks") {
             if (!number(key, v, 1, 100000, &s.masks)) return std::nullopt;
@@ -272,7 +280,8 @@ std::optional<TseShape> parse_tse_shape(const std::string& spec, std::string* er
                                              [&](const FieldInfo& i) { return name == i.name; });
                 if (f == std::end(kFields) ||
                     std::find(s.fields.begin(), s.fields.end(), f->field) != s.fields.end()) {
-                    *error = "fields=" + v + ": '+'-separated, each once, of src4 dst4 src6 "
+                    *error = "fields=" + v +
+                             ": '+'-separated, each once, of src4 dst4 src6 "
                              "dst6 sport dport";
                     return std::nullopt;
                 }
@@ -282,7 +291,8 @@ std::optional<TseShape> parse_tse_shape(const std::string& spec, std::string* er
                 return f == TseField::Src4 || f == TseField::Dst4;
             });
             if (s.fields.empty() || (has4 && any_v6(s))) {
-                *error = "fields=" + v + ": at least one, and not IPv4 and IPv6 at once (a "
+                *error = "fields=" + v +
+                         ": at least one, and not IPv4 and IPv6 at once (a "
                          "frame has one or the other)";
                 return std::nullopt;
             }
@@ -293,7 +303,8 @@ std::optional<TseShape> parse_tse_shape(const std::string& spec, std::string* er
         } else if (key == "place" && (v == "early" || v == "late")) {
             s.early = v == "early";
         } else {
-            *error = "'" + item + "': keys are masks, fields, pattern (prefix|arbitrary), rules, "
+            *error = "'" + item +
+                     "': keys are masks, fields, pattern (prefix|arbitrary), rules, "
                      "legit, legit-map (same|other), attack, place (early|late)";
             return std::nullopt;
         }
@@ -320,8 +331,9 @@ std::string tse_impossible(const TseShape& s) {
         // The legitimate masks shorten the widest field by one bit each.
         unsigned widest = 0;
         for (TseField f : s.fields) widest = std::max(widest, info(f).width);
-        if (s.legit >= widest) return "legit-map=same: at most " + std::to_string(widest - 1) +
-                                      " legitimate subtables on these fields";
+        if (s.legit >= widest)
+            return "legit-map=same: at most " + std::to_string(widest - 1) +
+                   " legitimate subtables on these fields";
     }
     return "";
 }

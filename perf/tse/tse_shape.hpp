@@ -69,10 +69,10 @@ std::optional<TseShape> parse_tse_shape(const std::string& spec, std::string* er
 std::string tse_impossible(const TseShape& shape);
 
 struct TseTables {
-    Table before;  // the legitimate rules and packets only
-    Table during;  // with the attack's megaflows; packets: the mix
-    Table legit;   // during's rules; packets: the legitimate ones only
-    Table attack;  // during's rules; packets: the attack frames only
+    Table before;             // the legitimate rules and packets only
+    Table during;             // with the attack's megaflows; packets: the mix
+    Table legit;              // during's rules; packets: the legitimate ones only
+    Table attack;             // during's rules; packets: the attack frames only
     size_t attack_rules = 0;  // distinct attack megaflows made
 };
 
