@@ -456,8 +456,15 @@ void TuplePruningIndex::ranking_published(const PvectorImpl* ranking) {
     auto* next = new Binding;
     next->ranking = ranking;
     next->size = ranking->size.load(std::memory_order_relaxed);
-    next->start =
-        next->size >= config_.head + config_.min_tail ? head_of(ranking, next->size) : next->size;
+    // Served once the tail is long enough, and only while the subtables it
+    // could not index fit in a key's candidates: past that every key would
+    // take the loop over the tail after the index's own work, slower than
+    // the loop alone (perf/tse's arbitrary masks), so the loop does all.
+    const Unindexed* unindexed = unindexed_.load(std::memory_order_relaxed);
+    stepped_aside_ = unindexed && unindexed->n > config_.max_candidates;
+    next->start = next->size >= config_.head + config_.min_tail && !stepped_aside_
+                      ? head_of(ranking, next->size)
+                      : next->size;
     next->by_slot.assign(members_.size(), {UINT32_MAX, nullptr});
     // The last ranking's slot at each position answers most positions of
     // a publish that adds or removes a subtable (a new one goes last, a
@@ -513,6 +520,7 @@ TuplePruningStats TuplePruningIndex::stats() const {
         }
     }
     out.rebuilds = rebuilds_;
+    out.stepped_aside = stepped_aside_;
     out.keys = keys_.load(std::memory_order_relaxed);
     out.probes = probes_.load(std::memory_order_relaxed);
     out.loops = loops_.load(std::memory_order_relaxed);

@@ -105,6 +105,9 @@ struct TuplePruningStats {
     uint64_t keys = 0;
     uint64_t probes = 0;
     uint64_t loops = 0;
+    // The last ranking was left to the loop: more subtables not indexed
+    // than max_candidates (each key would take the loop over the tail).
+    bool stepped_aside = false;
 };
 
 class TuplePruningIndex final : public TailIndex {
@@ -238,6 +241,7 @@ class TuplePruningIndex final : public TailIndex {
     std::vector<const dpcls_subtable*> subtable_of_slot_;  // members_[slot].subtable, dense
     std::unordered_map<MiniflowMap, FamilyState, MapHash, MapEq> families_by_map_;
     size_t binding_bytes_ = 0;
+    bool stepped_aside_ = false;
     uint64_t rebuilds_ = 0;
     // Reader-side counts, added once per lookup() call (relaxed: statistics).
     mutable std::atomic<uint64_t> keys_{0};

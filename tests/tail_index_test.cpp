@@ -210,10 +210,15 @@ TEST(TailIndex, LaneTableAgreesWithItsDefinition) {
 
 // The limits: a lane with more than 64 non-prefix masks leaves its family
 // unindexed; a full index (max_bytes) leaves new subtables unindexed.
-// Both are probed one by one, and the answers stay exact.
+// Those are probed one by one with each key's candidates, and the answers
+// stay exact; with more of them than max_candidates (the 80 odd masks
+// against 64) the index steps aside and the loop does all.
 TEST(TailIndex, LimitsLeaveSubtablesToProbingOneByOne) {
     for (const bool odd_masks : {true, false}) {
-        Fixture f({.head = 1, .min_tail = 4, .max_bytes = odd_masks ? size_t{64} << 20 : 24576});
+        Fixture f({.head = 1,
+                   .min_tail = 4,
+                   .max_bytes = odd_masks ? size_t{64} << 20 : 24576,
+                   .max_candidates = odd_masks ? size_t{64} : size_t{128}});
         const uint64_t map[2] = {(uint64_t{1} << 20) | (uint64_t{1} << 40), 0};
         Gen g(odd_masks ? 7 : 8);
         std::vector<FullFlow> flows;
@@ -242,11 +247,14 @@ TEST(TailIndex, LimitsLeaveSubtablesToProbingOneByOne) {
                     st.subtables, st.unindexed, st.bytes, (unsigned long long)st.keys,
                     (unsigned long long)st.probes);
         EXPECT_GT(st.unindexed, 0u);
-        EXPECT_GT(st.keys, 0u);
         if (odd_masks) {
             EXPECT_EQ(st.subtables, 0u);
+            EXPECT_TRUE(st.stepped_aside);
+            EXPECT_EQ(st.keys, 0u) << "80 subtables not indexed > 64: the loop does all";
         } else {
             EXPECT_GT(st.subtables, 0u);
+            EXPECT_FALSE(st.stepped_aside);
+            EXPECT_GT(st.keys, 0u);
         }
     }
 }
