@@ -3,14 +3,17 @@
 // entry points for ovs_registration.c.  One index per dpcls; OVS calls the
 // writer-side entries under the owning thread's flow_mutex, the reader-side
 // ones (view, lookup) from dpcls_lookup() without a lock.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "plugin/ovscls_plugin.h"
 #include "tail/tuple_pruning.hpp"
@@ -63,6 +66,12 @@ struct HookCost {
 };
 HookCost subtable_cost, rule_cost, ranking_cost;
 
+// The live indexes, for tail-show's lines per index: added and removed by
+// tail_create/tail_destroy (the thread that makes or ends a dpcls), read by
+// tail-show on the main thread; the lock is held only to copy a summary.
+std::mutex indexes_mutex;
+std::vector<const TuplePruningIndex*> indexes;
+
 TuplePruningIndex* index_of(void* tail) { return static_cast<TuplePruningIndex*>(tail); }
 const TuplePruningIndex* index_of(const void* tail) {
     return static_cast<const TuplePruningIndex*>(tail);
@@ -93,11 +102,22 @@ extern "C" void* ovscls_plugin_tail_create(void) {
     config.head = head_of(s);
     config.min_tail = min_tail_of(s);
     auto* index = new (std::nothrow) TuplePruningIndex(config);
+    if (index) {
+        try {
+            std::lock_guard lock(indexes_mutex);
+            indexes.push_back(index);
+        } catch (...) {  // no memory for the list: an index tail-show does not list
+        }
+    }
     live.fetch_add(index != nullptr, std::memory_order_relaxed);
     return index;
 }
 
 extern "C" void ovscls_plugin_tail_destroy(void* tail) {
+    {
+        std::lock_guard lock(indexes_mutex);
+        indexes.erase(std::remove(indexes.begin(), indexes.end(), index_of(tail)), indexes.end());
+    }
     delete index_of(tail);
     live.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -113,26 +133,69 @@ std::string validation_text() {
 }
 }  // namespace
 
+namespace {
+// A line per live index (the first kShown): its subtables and memory, where
+// it serves from in its last ranking, and its keys' candidates.
+std::string per_index_text() {
+    constexpr size_t kShown = 16;
+    std::vector<ovscls::tail::TuplePruningSummary> sums;
+    size_t n = 0;
+    {
+        std::lock_guard lock(indexes_mutex);
+        n = indexes.size();
+        for (size_t i = 0; i < std::min(n, kShown); i++) sums.push_back(indexes[i]->summary());
+    }
+    std::string out;
+    for (size_t i = 0; i < sums.size(); i++) {
+        const auto& s = sums[i];
+        const uint64_t served = s.keys - s.loops;
+        char line[320];
+        std::snprintf(
+            line, sizeof line,
+            "\n  index %zu: %zu subtables in %zu families (%zu not indexed), %.1f KiB; %s; keys "
+            "%llu, "
+            "candidates a key %.2f (max %zu), probes a key %.2f, over the candidate bound %llu",
+            i + 1, s.subtables, s.families, s.unindexed, static_cast<double>(s.bytes) / 1024,
+            s.stepped_aside     ? "stepped aside (too many not indexed): OVS's loop does all"
+            : s.start >= s.size ? "not serving (the ranking is short)"
+                                : ("serving from rank " + std::to_string(s.start + 1) + " of " +
+                                   std::to_string(s.size))
+                                      .c_str(),
+            (unsigned long long)s.keys, served ? double(s.candidates) / double(served) : 0.0,
+            s.max_candidates, s.keys ? double(s.probes) / double(s.keys) : 0.0,
+            (unsigned long long)s.loops);
+        out += line;
+    }
+    if (n > kShown) out += "\n  ... and " + std::to_string(n - kShown) + " more indexes";
+    return out;
+}
+}  // namespace
+
 // The report of `ovs-appctl dpcls-plugin/tail-show` (malloc'ed).
 extern "C" char* ovscls_plugin_tail_show(void) {
     const uint64_t s = settings.load(std::memory_order_relaxed);
+    std::string per_index;
+    try {
+        per_index = per_index_text();
+    } catch (...) {  // no memory: the report without its lines per index
+    }
     char* text = nullptr;
     if (asprintf(&text,
                  "tail_index: %s, head %u at most (each rank with 1/%.0f or more of the hits "
                  "at it and after it), served with %u or more subtables after it\n"
                  "  bounds: %zu MiB an index (past it new subtables are probed one by one), "
                  "%zu candidates a key (past it OVS's loop over the tail)\n"
-                 "  indexes %llu, keys looked up %llu, matched %llu%s\n"
+                 "  indexes %llu, keys looked up %llu, matched %llu%s%s\n"
                  "  writer side (mean / max us a call): subtables added or removed %llu "
                  "(%.2f / %.1f), rules inserted or removed %llu (%.2f / %.1f), rankings %llu "
                  "(%.1f / %.1f, %.0f us in all)\n",
                  s & kOn ? "on" : "OFF", head_of(s), 1 / TuplePruningConfig{}.head_share,
-                 min_tail_of(s),
-                 TuplePruningConfig{}.max_bytes >> 20, TuplePruningConfig{}.max_candidates,
+                 min_tail_of(s), TuplePruningConfig{}.max_bytes >> 20,
+                 TuplePruningConfig{}.max_candidates,
                  (unsigned long long)live.load(std::memory_order_relaxed),
                  (unsigned long long)keys_in.load(std::memory_order_relaxed),
                  (unsigned long long)keys_found.load(std::memory_order_relaxed),
-                 validation_text().c_str(),
+                 validation_text().c_str(), per_index.c_str(),
                  (unsigned long long)subtable_cost.calls.load(std::memory_order_relaxed),
                  subtable_cost.mean_us(), subtable_cost.max_us(),
                  (unsigned long long)rule_cost.calls.load(std::memory_order_relaxed),

@@ -491,10 +491,36 @@ void TuplePruningIndex::ranking_published(const PvectorImpl* ranking) {
     }
     slot_at_ = std::move(slots);
     binding_bytes_ = sizeof(Binding) + next->by_slot.size() * sizeof(Binding::Entry);
+    // summary()'s writer side: counts kept as they change, bytes over the
+    // (few) families.
+    sum_subtables_.store(members_.size() - free_slots_.size(), std::memory_order_relaxed);
+    sum_unindexed_.store(unindexed ? unindexed->n : 0, std::memory_order_relaxed);
+    sum_families_.store(families_by_map_.size(), std::memory_order_relaxed);
+    sum_bytes_.store(bytes(nullptr), std::memory_order_relaxed);
+    sum_size_.store(next->size, std::memory_order_relaxed);
+    sum_start_.store(next->start, std::memory_order_relaxed);
+    sum_stepped_aside_.store(stepped_aside_, std::memory_order_relaxed);
     const Binding* old = binding_.exchange(next, std::memory_order_acq_rel);
     if (old) {
         postpone_delete(old);
     }
+}
+
+TuplePruningSummary TuplePruningIndex::summary() const {
+    TuplePruningSummary s;
+    s.subtables = sum_subtables_.load(std::memory_order_relaxed);
+    s.unindexed = sum_unindexed_.load(std::memory_order_relaxed);
+    s.families = sum_families_.load(std::memory_order_relaxed);
+    s.bytes = sum_bytes_.load(std::memory_order_relaxed);
+    s.size = sum_size_.load(std::memory_order_relaxed);
+    s.start = sum_start_.load(std::memory_order_relaxed);
+    s.stepped_aside = sum_stepped_aside_.load(std::memory_order_relaxed);
+    s.keys = keys_.load(std::memory_order_relaxed);
+    s.candidates = candidates_.load(std::memory_order_relaxed);
+    s.probes = probes_.load(std::memory_order_relaxed);
+    s.loops = loops_.load(std::memory_order_relaxed);
+    s.max_candidates = max_candidates_seen_.load(std::memory_order_relaxed);
+    return s;
 }
 
 TuplePruningStats TuplePruningIndex::stats() const {
@@ -553,6 +579,7 @@ uint32_t TuplePruningIndex::lookup(const View& v, uint32_t keys_map, const netde
     uint16_t first[kMaxBurst], count[kMaxBurst] = {}, next[kMaxBurst] = {};
     uint32_t pending = 0, to_loop = 0, found = 0;
     uint64_t probes = 0;
+    size_t most_candidates = 0;
     // A candidate's position, if it belongs to this ranking's tail.
     auto position_of = [&](uint32_t slot, const dpcls_subtable* subtable) -> uint32_t {
         if (slot >= b->by_slot.size() || b->by_slot[slot].subtable != subtable) {
@@ -613,6 +640,7 @@ uint32_t TuplePruningIndex::lookup(const View& v, uint32_t keys_map, const netde
                   [](const Candidate& x, const Candidate& y) { return x.position < y.position; });
         first[i] = static_cast<uint16_t>(used);
         count[i] = static_cast<uint16_t>(n);
+        most_candidates = std::max(most_candidates, n);
         used += n;
         pending |= n ? 1u << i : 0;
     }
@@ -664,6 +692,12 @@ uint32_t TuplePruningIndex::lookup(const View& v, uint32_t keys_map, const netde
     keys_.fetch_add(std::popcount(keys_map), std::memory_order_relaxed);
     probes_.fetch_add(probes, std::memory_order_relaxed);
     loops_.fetch_add(std::popcount(looped), std::memory_order_relaxed);
+    candidates_.fetch_add(used, std::memory_order_relaxed);
+    size_t seen = max_candidates_seen_.load(std::memory_order_relaxed);
+    const size_t most = looped ? config_.max_candidates + 1 : most_candidates;
+    while (most > seen &&
+           !max_candidates_seen_.compare_exchange_weak(seen, most, std::memory_order_relaxed)) {
+    }
     return found;
 }
 

@@ -110,6 +110,19 @@ struct TuplePruningStats {
     bool stepped_aside = false;
 };
 
+// What an index is doing, readable from any thread (tail-show): what its
+// writer published at the last ranking, and what its readers counted.
+struct TuplePruningSummary {
+    size_t subtables = 0;  // members, indexed or not
+    size_t unindexed = 0;
+    size_t families = 0;
+    size_t bytes = 0;
+    size_t size = 0, start = 0;  // the last ranking's subtables, and where the index serves from
+    bool stepped_aside = false;
+    uint64_t keys = 0, candidates = 0, probes = 0, loops = 0;
+    size_t max_candidates = 0;  // the most one key had (the loop's keys: the bound + 1)
+};
+
 class TuplePruningIndex final : public TailIndex {
   public:
     explicit TuplePruningIndex(TuplePruningConfig config = {});
@@ -133,7 +146,8 @@ class TuplePruningIndex final : public TailIndex {
     uint32_t loop_over_tail(const View& view, uint32_t keys_map, const netdev_flow_key* keys[],
                             dpcls_rule** rules, int* lookups) const;
 
-    TuplePruningStats stats() const;  // writer side
+    TuplePruningStats stats() const;      // writer side
+    TuplePruningSummary summary() const;  // any thread
     // Writer: a change could not be made (no memory): the index no longer
     // knows every rule, so it serves no ranking from now on (view() none:
     // the loop does all), for good.
@@ -247,6 +261,12 @@ class TuplePruningIndex final : public TailIndex {
     mutable std::atomic<uint64_t> keys_{0};
     mutable std::atomic<uint64_t> probes_{0};
     mutable std::atomic<uint64_t> loops_{0};
+    mutable std::atomic<uint64_t> candidates_{0};
+    mutable std::atomic<size_t> max_candidates_seen_{0};
+    // The writer's part of summary(), published at each ranking.
+    std::atomic<size_t> sum_subtables_{0}, sum_unindexed_{0}, sum_families_{0}, sum_bytes_{0},
+        sum_size_{0}, sum_start_{0};
+    std::atomic<bool> sum_stepped_aside_{false};
     std::atomic<bool> failed_{false};
 };
 

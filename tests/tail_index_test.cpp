@@ -166,6 +166,12 @@ TEST(TailIndex, HeadKeepsOnlyWhatEarnsIt) {
         ASSERT_TRUE(f.check(cold, "keys of the cold subtables"));
         EXPECT_EQ(f.stats().keys - before, share > 0 ? 30u : 16u)
             << "head_share " << share << ": keys of cold subtables the index served";
+        const tail::TuplePruningSummary sum = f.index->summary();  // what tail-show prints
+        EXPECT_EQ(sum.start, share > 0 ? 2u : 16u);
+        EXPECT_EQ(sum.size, 32u);
+        EXPECT_EQ(sum.subtables, 32u);
+        EXPECT_EQ(sum.keys, f.stats().keys);
+        EXPECT_GE(sum.max_candidates, 1u);
     }
 }
 

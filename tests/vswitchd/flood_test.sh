@@ -198,6 +198,8 @@ if tail_show=$(ovs-appctl dpcls-plugin/tail-show 2>/dev/null); then
     sed 's/^/#   /' <<<"$tail_show"
     check "the tail index matched keys of the flood's subtables" \
         grep -Eq 'matched [1-9]' <<<"$tail_show"
+    check "tail-show has a line per index: its subtables, memory, where it serves from, candidates a key" \
+        grep -Eq '^  index 1: [0-9]+ subtables in [0-9]+ families \([0-9]+ not indexed\), [0-9.]+ KiB; .*candidates a key [0-9.]+ \(max [0-9]+\)' <<<"$tail_show"
 else
     echo "# not checked: the tail index (this build has no dpcls-plugin/tail-show)"
 fi
