@@ -65,6 +65,9 @@ bool fill(Setup& s, const Table& t) {
     // subtable each), over the whole table.
     const uint64_t start = __rdtsc();
     for (size_t index = 0; index < parsed.size(); index++) {
+        if (index % 1024 == 1023) {
+            ovsb_rcu_quiesce();  // a long build: OVS's RCU must not wait on it
+        }
         dpcls_rule* rule = nullptr;
         // A megaflow whose masked key is already there (the corpus repeats
         // some across bridges) is left out, as dpcls would never hold both.
@@ -101,6 +104,7 @@ size_t pass(const Setup& s, Keys& k, std::vector<int>* answers, int64_t* lookups
         dpcls_rule* rules[kMaxBurst] = {};
         int n = 0;
         s.cls->lookup(&k.ptrs[b * kMaxBurst], kMaxBurst, rules, &n);
+        ovsb_rcu_quiesce();  // as a PMD thread does: OVS's RCU waits for none of ours
         if (lookups) *lookups += n;
         for (size_t i = 0; i < kMaxBurst; i++) {
             hits += rules[i] != nullptr;
