@@ -29,6 +29,7 @@
 // can hold (tse_impossible()) is printed as not made, with the reason.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -222,7 +223,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> names = {"ovs_generic", "plugin"};
     std::FILE* json = nullptr;
     const char* usage =
-        "usage: tse_grid [--quick] [--plugin-only] [--json FILE] [--cells FILE] [--cell SPEC]...\n"
+        "usage: tse_grid [--quick] [--reps N] [--plugin-only] [--json FILE] [--cells FILE] [--cell SPEC]...\n"
         "  SPEC: masks=N,fields=F+F,pattern=prefix|arbitrary,rules=N,legit=N,\n"
         "        legit-map=same|other,attack=PCT,place=early|late (perf/tse_shape.hpp)\n";
     auto add = [&](const std::string& axis, const std::string& spec) {
@@ -239,6 +240,8 @@ int main(int argc, char** argv) {
         if (!std::strcmp(argv[i], "--quick")) {
             reps = 2;
             windows = 8;
+        } else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) {
+            reps = std::max(1, std::atoi(argv[++i]));  // profiling: a longer timed part
         } else if (!std::strcmp(argv[i], "--plugin-only")) {
             names = {"plugin"};  // profiling: no answer check against generic
         } else if (!std::strcmp(argv[i], "--cell") && i + 1 < argc) {
