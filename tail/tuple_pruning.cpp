@@ -17,10 +17,6 @@ uint16_t prefix_mask(unsigned depth) {
 }
 bool is_prefix(uint16_t mask) { return mask == prefix_mask(std::countl_one(mask)); }
 
-uint32_t blocks_of(const MiniflowMap& map) {
-    return std::popcount(map.bits[0]) + std::popcount(map.bits[1]);
-}
-
 // The key's word `flow_word` of struct flow, 0 when its map lacks it (as
 // OVS's lookups read a key against a mask it lacks words of).
 uint64_t key_word(const FlowKey& key, unsigned flow_word) {
@@ -34,6 +30,22 @@ uint64_t key_word(const FlowKey& key, unsigned flow_word) {
         unit ? std::popcount(key.map.bits[0]) + std::popcount(key.map.bits[1] & below)
              : std::popcount(key.map.bits[0] & below);
     return key.values[idx];
+}
+
+// True when every word of `inner` is one of `outer`'s.
+bool covers(const MiniflowMap& outer, const MiniflowMap& inner) {
+    return (inner.bits[0] & ~outer.bits[0]) == 0 && (inner.bits[1] & ~outer.bits[1]) == 0;
+}
+
+// Per block of `map`, its word of struct flow.
+std::vector<uint8_t> flow_words_of(const MiniflowMap& map) {
+    std::vector<uint8_t> out;
+    for (unsigned u = 0, flow_word = 0; u < 2; u++, flow_word = 64) {
+        for (uint64_t m = map.bits[u]; m; m &= m - 1) {
+            out.push_back(static_cast<uint8_t>(flow_word + std::countr_zero(m)));
+        }
+    }
+    return out;
 }
 
 struct Candidate {
@@ -131,7 +143,7 @@ bool TuplePruningIndex::tuple_of(const Family& family, const Member& member,
     const FlowKey& mask = ovscls::view(member.subtable)->mask;
     ids.clear();
     for (const Lane& lane : family.lanes) {
-        const uint16_t m = lane_of(mask.values[lane.block], lane.shift);
+        const uint16_t m = lane_of(key_word(mask, family.flow_words[lane.block]), lane.shift);
         if (lane.prefix) {
             ids.push_back(static_cast<uint8_t>(std::countl_one(m)));
             continue;
@@ -152,8 +164,10 @@ void TuplePruningIndex::add_rule_marks(Family& family, const FlowKey& mask, cons
     const Rule* rule = reinterpret_cast<const Rule*>(rule_);
     for (size_t i = 0; i < family.lanes.size(); i++) {
         const Lane& lane = family.lanes[i];
-        const uint16_t m = lane_of(mask.values[lane.block], lane.shift);
-        const uint16_t value = lane_of(rule->flow.values[lane.block], lane.shift);
+        // A word the member's map lacks is a zero mask (any value) there.
+        const unsigned word = family.flow_words[lane.block];
+        const uint16_t m = lane_of(key_word(mask, word), lane.shift);
+        const uint16_t value = lane_of(key_word(rule->flow, word), lane.shift);
         if (!lane.prefix) {
             const auto id = static_cast<unsigned>(
                 std::find(lane.masks.begin(), lane.masks.end(), m) - lane.masks.begin());
@@ -207,11 +221,7 @@ void TuplePruningIndex::unindex_member(Family& family, Member& member) {
 void TuplePruningIndex::rebuild(FamilyState& state) {
     auto family = std::make_unique<Family>();
     family->map = state.map;
-    for (unsigned u = 0, flow_word = 0; u < 2; u++, flow_word = 64) {
-        for (uint64_t m = state.map.bits[u]; m; m &= m - 1) {
-            family->flow_words.push_back(static_cast<uint8_t>(flow_word + std::countr_zero(m)));
-        }
-    }
+    family->flow_words = state.flow_words;
     for (size_t l = 0; l < state.lane_masks.size(); l++) {
         const auto& masks = state.lane_masks[l];
         if (masks.size() < 2) {
@@ -297,6 +307,66 @@ void TuplePruningIndex::publish_unindexed() {
     }
 }
 
+// Counts of the member's lane masks over the state's blocks (a word its own
+// map lacks: a zero mask).
+void TuplePruningIndex::count_lanes(FamilyState& state, const FlowKey& mask, int delta) {
+    for (size_t l = 0; l < state.lane_masks.size(); l++) {
+        const uint16_t m =
+            lane_of(key_word(mask, state.flow_words[l / kLanesPerWord]), l % kLanesPerWord * 16);
+        auto& counts = state.lane_masks[l];
+        if (delta > 0) {
+            counts[m]++;
+        } else if (auto c = counts.find(m); c != counts.end() && --c->second == 0) {
+            counts.erase(c);
+        }
+    }
+}
+
+// Families are maps, but a word a mask leaves out of its map is a zero
+// mask there: a subtable whose map another family's covers joins that
+// family (the one of fewest words), its lanes in the missing words of
+// depth 0.  Otherwise its map makes a family, and the families whose maps
+// it covers move into it (one rebuild).  So an attack whose masks leave
+// different words out (an IPv6 address's later words under a short prefix,
+// ports in some masks and not others) is one family, walked once a key,
+// not one per map.
+TuplePruningIndex::FamilyState& TuplePruningIndex::family_for(const MiniflowMap& map) {
+    FamilyState* best = nullptr;
+    for (auto& [m, state] : families_by_map_) {
+        if (covers(m, map) &&
+            (!best || std::popcount(m.bits[0]) + std::popcount(m.bits[1]) <
+                          std::popcount(best->map.bits[0]) + std::popcount(best->map.bits[1]))) {
+            best = &state;
+        }
+    }
+    if (best) {
+        return *best;
+    }
+    FamilyState merged;
+    merged.map = map;
+    merged.flow_words = flow_words_of(map);
+    merged.lane_masks.resize(merged.flow_words.size() * kLanesPerWord);
+    for (auto it = families_by_map_.begin(); it != families_by_map_.end();) {
+        if (!covers(map, it->first)) {
+            ++it;
+            continue;
+        }
+        FamilyState& old = it->second;
+        for (uint32_t slot : old.members) {
+            Member& member = members_[slot];
+            member.family = map;
+            member.indexed = false;  // the old family goes whole; the rebuild files it again
+            count_lanes(merged, ovscls::view(member.subtable)->mask, +1);
+            merged.members.push_back(slot);
+        }
+        if (old.published) {
+            retire_family(old.published);
+        }
+        it = families_by_map_.erase(it);
+    }
+    return families_by_map_.emplace(map, std::move(merged)).first->second;
+}
+
 void TuplePruningIndex::subtable_added(const dpcls_subtable* subtable) {
     uint32_t slot;
     if (!free_slots_.empty()) {
@@ -307,21 +377,15 @@ void TuplePruningIndex::subtable_added(const dpcls_subtable* subtable) {
         members_.push_back({});
     }
     Member& member = members_[slot];
-    member = Member{subtable, slot, false, {}, {}};
+    member = Member{subtable, slot, false, {}, {}, {}};
     slot_of_.set(subtable, slot);
     subtable_of_slot_.resize(members_.size());
     subtable_of_slot_[slot] = subtable;
 
     const FlowKey& mask = ovscls::view(subtable)->mask;
-    auto [it, created] = families_by_map_.try_emplace(mask.map);
-    FamilyState& state = it->second;
-    if (created) {
-        state.map = mask.map;
-        state.lane_masks.resize(blocks_of(mask.map) * kLanesPerWord);
-    }
-    for (size_t l = 0; l < state.lane_masks.size(); l++) {
-        state.lane_masks[l][lane_of(mask.values[l / kLanesPerWord], l % kLanesPerWord * 16)]++;
-    }
+    FamilyState& state = family_for(mask.map);
+    member.family = state.map;
+    count_lanes(state, mask, +1);
     state.members.push_back(slot);
     if (!state.published || needs_rebuild(state, *state.published)) {
         rebuild(state);
@@ -334,7 +398,7 @@ void TuplePruningIndex::subtable_added(const dpcls_subtable* subtable) {
         Family& family = *state.published;
         for (size_t i = 0; i < family.lanes.size(); i++) {  // a new non-prefix id
             Lane& lane = family.lanes[i];
-            const uint16_t m = lane_of(mask.values[lane.block], lane.shift);
+            const uint16_t m = lane_of(key_word(mask, family.flow_words[lane.block]), lane.shift);
             if (!lane.prefix &&
                 std::find(lane.masks.begin(), lane.masks.end(), m) == lane.masks.end()) {
                 // Readers never read `masks` (the writer alone maps masks to
@@ -358,17 +422,11 @@ void TuplePruningIndex::subtable_removed(const dpcls_subtable* subtable) {
     slot_of_.erase(subtable);
     Member& member = members_[slot];
     const FlowKey& mask = ovscls::view(subtable)->mask;
-    auto it = families_by_map_.find(mask.map);
+    auto it = families_by_map_.find(member.family);
     FamilyState& state = it->second;
     const bool was_indexed = member.indexed;
     unindex_member(*state.published, member);
-    for (size_t l = 0; l < state.lane_masks.size(); l++) {
-        auto& counts = state.lane_masks[l];
-        auto c = counts.find(lane_of(mask.values[l / kLanesPerWord], l % kLanesPerWord * 16));
-        if (--c->second == 0) {
-            counts.erase(c);
-        }
-    }
+    count_lanes(state, mask, -1);
     std::erase(state.members, slot);
     member = Member{};
     subtable_of_slot_[slot] = nullptr;
@@ -392,7 +450,7 @@ void TuplePruningIndex::rule_inserted(const dpcls_subtable* subtable, const dpcl
     member.rules.push_back(rule);
     if (member.indexed) {
         const FlowKey& mask = ovscls::view(subtable)->mask;
-        add_rule_marks(*families_by_map_.at(mask.map).published, mask, rule, true);
+        add_rule_marks(*families_by_map_.at(member.family).published, mask, rule, true);
     }
 }
 
@@ -410,7 +468,7 @@ void TuplePruningIndex::rule_removed(const dpcls_subtable* subtable, const dpcls
     member.rules.pop_back();
     if (member.indexed) {
         const FlowKey& mask = ovscls::view(subtable)->mask;
-        add_rule_marks(*families_by_map_.at(mask.map).published, mask, rule, false);
+        add_rule_marks(*families_by_map_.at(member.family).published, mask, rule, false);
     }
 }
 

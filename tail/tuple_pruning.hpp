@@ -12,7 +12,10 @@
 // using tuple space search", SIGCOMM 1999) asks each field which prefix
 // lengths can match at all, and probes only the tuples (subtables) whose
 // every length is allowed.  Here, without knowing OVS's fields:
-// - Subtables of one miniflow map form a *family*.  Each mask word is four
+// - Subtables whose miniflow maps nest form a *family* (of the widest map:
+//   a word a mask leaves out of its map is a zero mask there, depth 0 in
+//   its lanes; so an IPv6 address's later words under a short prefix do
+//   not make a family per map).  Each mask word is four
 //   16-bit *lanes*; a lane whose mask differs between the family's
 //   subtables is *varying*.  A varying lane whose masks are all prefixes
 //   (in network bit order) gets a LaneTable (lane_table.hpp) of its rules'
@@ -204,11 +207,13 @@ class TuplePruningIndex final : public TailIndex {
         const dpcls_subtable* subtable;
         uint32_t slot;
         bool indexed;
+        MiniflowMap family;        // the map of the family it is in (covers its own)
         std::vector<uint8_t> ids;  // the tuple, while indexed
         std::vector<const dpcls_rule*> rules;
     };
     struct FamilyState {
         MiniflowMap map;
+        std::vector<uint8_t> flow_words;  // per block of `map`: its word of struct flow
         Family* published = nullptr;
         std::vector<uint32_t> members;  // slots
         // Per lane (4 per mask block): how many members mask it how.
@@ -230,6 +235,11 @@ class TuplePruningIndex final : public TailIndex {
     // Lane `lane` of the family's words, as its mask or value in network bit order.
     static uint16_t lane_of(uint64_t word, unsigned shift);
     bool needs_rebuild(const FamilyState& state, const Family& family) const;
+    // The family state for a new subtable of mask map `map` (made, or
+    // merged from the families `map` covers).
+    FamilyState& family_for(const MiniflowMap& map);
+    // Adds (+1) or takes (-1) a member's mask to or from the state's lane counts.
+    void count_lanes(FamilyState& state, const FlowKey& mask, int delta);
     void rebuild(FamilyState& state);
     // The member's tuple in `family`; false when a lane id does not fit.
     bool tuple_of(const Family& family, const Member& member, std::vector<uint8_t>& ids) const;

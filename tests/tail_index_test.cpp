@@ -175,6 +175,64 @@ TEST(TailIndex, HeadKeepsOnlyWhatEarnsIt) {
     }
 }
 
+// Masks that leave a word out of their map (an address's later words under
+// a short prefix) share a family with those that have it: a missing word
+// is a zero mask there.  Subtables of map {20} (a prefix of word 20) and of
+// map {20, 21} (word 20 whole, a prefix of word 21), inserted in both
+// orders (so that the wider map finds the narrower family, and the reverse),
+// keys of both maps and keys lacking word 21, checked against OVS's loop
+// through removals.
+TEST(TailIndex, NestedMapsShareAFamily) {
+    for (const bool wide_first : {false, true}) {
+        Fixture f({.head = 1, .min_tail = 4, .head_share = 0});
+        const uint64_t narrow[2] = {uint64_t{1} << 20, 0};
+        const uint64_t wide[2] = {uint64_t{1} << 20 | uint64_t{1} << 21, 0};
+        Gen g(wide_first ? 71 : 17);
+        std::vector<FlowKey> keys;
+        std::vector<dpcls_rule*> rules;
+        auto add = [&](bool is_wide, unsigned len) {
+            FullFlow fl{};
+            fl[20] = g.u64();
+            fl[21] = g.u64();
+            const FlowKey mask = is_wide
+                                     ? mask_of(wide, {~0ull, prefix32(len) | prefix32(len) << 32})
+                                     : mask_of(narrow, {prefix32(len) | prefix32(32) << 32});
+            dpcls_rule* rule = nullptr;
+            if (f.cls->insert(mask, fl.data(), &rule).ok()) {
+                rules.push_back(rule);
+            }
+            keys.push_back(make_key({{wide[0], wide[1]}}, fl.data()));      // its own key
+            keys.push_back(make_key({{narrow[0], narrow[1]}}, fl.data()));  // lacking word 21
+        };
+        for (int round = 0; round < 2; round++) {
+            const bool is_wide = (round == 0) == wide_first;
+            for (unsigned len = 1; len <= 20; len++) add(is_wide, len);
+        }
+        auto check_all = [&](const char* what) {
+            for (size_t i = 0; i < keys.size(); i += kMaxBurst) {
+                const std::vector<FlowKey> batch(
+                    keys.begin() + static_cast<long>(i),
+                    keys.begin() + static_cast<long>(std::min(keys.size(), i + kMaxBurst)));
+                if (!f.check(batch, what)) return false;
+            }
+            return true;
+        };
+        ASSERT_TRUE(check_all("nested maps"));
+        const tail::TuplePruningStats st = f.stats();
+        EXPECT_EQ(st.families, 1u) << "wide_first " << wide_first;
+        EXPECT_EQ(st.unindexed, 0u);
+        EXPECT_GT(st.keys, 0u);
+        // Every other rule removed (subtables of both maps go), then all.
+        for (size_t i = 0; i < rules.size(); i += 2) ASSERT_TRUE(f.cls->remove(rules[i]));
+        ovsb_rcu_quiesce();
+        ASSERT_TRUE(check_all("nested maps, half removed"));
+        for (size_t i = 1; i < rules.size(); i += 2) ASSERT_TRUE(f.cls->remove(rules[i]));
+        ovsb_rcu_quiesce();
+        ASSERT_TRUE(check_all("nested maps, all removed"));
+        EXPECT_EQ(f.stats().families, 0u);
+    }
+}
+
 // LaneTable::depths() against the definition, through inserts and
 // removals of random prefixes (duplicates included): bit d set when some
 // rule of depth d has the value's first d bits.
