@@ -137,6 +137,33 @@ TEST(TailIndex, ShortRankingIsLeftToTheLoop) {
     EXPECT_EQ(f.stats().keys, 8u) << "the keys of /5../12";
 }
 
+// Tuple Space Explosions of random shapes (tse_shapes_workload: the axes
+// of perf/tse) under random settings of the index, against OVS's loop.
+TEST(TailIndex, TseShapesAnswerAsOvsLoop) {
+    uint64_t served = 0;
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+        Gen g(seed * 977);
+        const double shares[] = {0.0, 1.0 / 16, 0.25};
+        const size_t head = g.below(9), min_tail = 1 + g.below(16);
+        const double share = shares[g.below(3)];
+        Fixture f({.head = head,
+                   .min_tail = min_tail,
+                   .head_share = share,
+                   .max_candidates = g.chance(20) ? 2 + g.below(6) : size_t{64}});
+        ASSERT_TRUE(tse_shapes_workload(*f.cls, g, 150, f.checker())) << "seed " << seed;
+        const tail::TuplePruningStats st = f.stats();
+        served += st.keys;
+        std::printf(
+            "seed %llu: %llu keys checked; %zu subtables in %zu families (%zu not "
+            "indexed); index served %llu keys, %.2f probes a key, %llu by the loop%s\n",
+            (unsigned long long)seed, (unsigned long long)f.keys_checked,
+            st.subtables + st.unindexed, st.families, st.unindexed, (unsigned long long)st.keys,
+            st.keys ? double(st.probes) / double(st.keys) : 0.0, (unsigned long long)st.loops,
+            st.stepped_aside ? "; stepped aside" : "");
+    }
+    EXPECT_GT(served, 0u) << "the index must have served keys";
+}
+
 // The head follows the hits (TuplePruningConfig::head_share): behind two
 // hot subtables, 30 cold ones (a flood's) are left to the index, every one
 // of them, where a fixed head of 16 (head_share 0) makes a key of a cold

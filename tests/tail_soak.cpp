@@ -5,11 +5,12 @@
 //
 // Round after round, a classifier whose tail a TuplePruningIndex serves,
 // with a random configuration (head 0-8, minimum tail 1-32, a candidate
-// bound of 2-64: small bounds send keys to the loop over the tail), runs
-// one of tests/tail_workloads.hpp's workloads: four times in five random
-// tables churned by inserts, removals and rankings, once a mask flood of
-// 64-640 attack masks.  Every burst, its keys against a PROT_NONE page, is
-// looked up in the classifier and with OVS's loop over the same ranking
+// bound of 2-64: small bounds send keys to the loop over the tail; the
+// head fixed or following the hits), runs one of tests/tail_workloads.hpp's
+// workloads: three times in five random tables churned by inserts,
+// removals and rankings, once a mask flood of 64-640 attack masks, once a
+// Tuple Space Explosion of a random shape (tse_shapes_workload).  Every burst, its keys against a
+// PROT_NONE page, is looked up in the classifier and with OVS's loop over the same ranking
 // (tests/ovs_loop.hpp): rule, lookups numerator, "all found" and every
 // subtable's hit count must agree.  A "key" is one key looked up and
 // compared; the keys the index itself served are counted apart, so that a
@@ -40,17 +41,19 @@ namespace {
 struct TailSoak {
     LookupRegistry registry;
     GuardedKeys<kMaxBurst> guarded;
-    uint64_t keys = 0, mismatches = 0, floods = 0, random_tables = 0;
+    uint64_t keys = 0, mismatches = 0, floods = 0, random_tables = 0, tse_shapes = 0;
     uint64_t served = 0, probes = 0, loops = 0, subtables = 0;
 
     TailSoak() { add_builtin_lookups(registry); }
 
     // One workload on a new classifier; false if it could not be built.
-    bool round(Gen& g, bool flood) {
+    enum class Kind { RandomTables, Flood, TseShape };
+    bool round(Gen& g, Kind kind) {
         tail::TuplePruningConfig config;
         config.head = g.below(9);
         config.min_tail = 1 + g.below(32);
         config.max_candidates = g.chance(20) ? 2 + g.below(6) : 64;
+        config.head_share = g.chance(30) ? 0.0 : 1.0 / (2 + g.below(31));
         auto owned = std::make_unique<tail::TuplePruningIndex>(config);
         tail::TuplePruningIndex* index = owned.get();
         Classifier cls(registry, nullptr, std::move(owned));
@@ -73,14 +76,16 @@ struct TailSoak {
             ovsb_rcu_quiesce();
             return true;
         };
-        const bool built = flood ? mask_flood_workload(cls, g, 64 + g.below(577), 200, check)
-                                 : random_tables_workload(cls, g, 8, check);
+        const bool built = kind == Kind::Flood
+                               ? mask_flood_workload(cls, g, 64 + g.below(577), 200, check)
+                           : kind == Kind::TseShape ? tse_shapes_workload(cls, g, 200, check)
+                                                    : random_tables_workload(cls, g, 8, check);
         const tail::TuplePruningStats st = cls.with_writer_lock([&] { return index->stats(); });
         served += st.keys;
         probes += st.probes;
         loops += st.loops;
         subtables += st.subtables + st.unindexed;
-        (flood ? floods : random_tables)++;
+        (kind == Kind::Flood ? floods : kind == Kind::TseShape ? tse_shapes : random_tables)++;
         return built;
     }
 };
@@ -110,7 +115,10 @@ int main(int argc, char** argv) {
     auto last_report = start;
     uint64_t rounds = 0;
     while (soak->keys < target) {
-        if (!soak->round(g, rounds++ % 5 == 4)) {
+        const uint64_t r = rounds++ % 5;
+        if (!soak->round(g, r == 4   ? TailSoak::Kind::Flood
+                            : r == 3 ? TailSoak::Kind::TseShape
+                                     : TailSoak::Kind::RandomTables)) {
             std::fprintf(stderr, "tail_soak: a workload's table could not be built\n");
             return 1;
         }
@@ -125,10 +133,10 @@ int main(int argc, char** argv) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf(
         "tail_soak: %llu keys checked against OVS's loop in %.0f s (seed %llu): %llu random "
-        "tables and %llu mask floods, %llu subtables in all\n",
+        "tables, %llu mask floods and %llu TSE shapes, %llu subtables in all\n",
         (unsigned long long)soak->keys, secs, (unsigned long long)seed,
         (unsigned long long)soak->random_tables, (unsigned long long)soak->floods,
-        (unsigned long long)soak->subtables);
+        (unsigned long long)soak->tse_shapes, (unsigned long long)soak->subtables);
     std::printf(
         "  the index served %llu keys with %llu probes (%.2f a key); %llu keys had too many "
         "candidates (the loop over the tail)\n",

@@ -195,4 +195,168 @@ bool random_tables_workload(Classifier& cls, Gen& g, int phases, Check&& check) 
     return true;
 }
 
+// Word `word` of struct flow in `key` (0 when its map lacks it).
+inline uint64_t key_word_of(const FlowKey& key, unsigned word) {
+    const unsigned unit = word / 64, bit = word % 64;
+    if (!(key.map.bits[unit] >> bit & 1)) return 0;
+    const uint64_t below = (uint64_t{1} << bit) - 1;
+    return key.values[unit ? std::popcount(key.map.bits[0]) + std::popcount(key.map.bits[1] & below)
+                           : std::popcount(key.map.bits[0] & below)];
+}
+
+// A Tuple Space Explosion of a random shape (perf/tse's axes, in the
+// classifier's words): fields among a 128-bit address over words 22-23 (a
+// short prefix leaves word 23 out of the map), nw_src and nw_dst (word 20)
+// and the two ports (word 21), each mask varying a random subset of them;
+// prefix lengths or non-prefix bit patterns; 1-6 megaflows a mask (ACL
+// rules with their own base values); legitimate subtables on the same
+// fields or on another map (word 25); the attack's frames on the masks
+// evenly or mostly on the first 16 (the head); churn (rules removed) and
+// rankings between the bursts; keys of attack frames, near misses,
+// legitimate flows, random flows and keys lacking words.
+template <class Check>
+bool tse_shapes_workload(Classifier& cls, Gen& g, int bursts, Check&& check) {
+    constexpr int kAddr = 0, kSrc = 1, kDst = 2;  // 3: the ports
+    const bool arbitrary = g.chance(25), early = g.chance(50);
+    const int masks = 16 + static_cast<int>(g.below(400)),
+              per_mask = 1 + static_cast<int>(g.below(6));
+    unsigned fields = 1 + g.below(15);  // which of the four vary, as bits
+    auto prefix64 = [](unsigned len) {
+        return len ? __builtin_bswap64(~0ull << (64 - len)) : 0ull;
+    };
+    // A field's mask of `len` bits (prefix) or a pattern, as its words.
+    auto field_mask = [&](int f, unsigned len, uint64_t pattern, uint64_t out[4]) {
+        switch (f) {
+            case kAddr:
+                out[2] = arbitrary ? pattern : prefix64(std::min(len, 64u));
+                out[3] = arbitrary ? (pattern >> 7) : prefix64(len > 64 ? len - 64 : 0);
+                break;
+            case kSrc:
+                out[0] |= arbitrary ? pattern & 0xffffffffull : prefix32(len);
+                break;
+            case kDst:
+                out[0] |= arbitrary ? pattern << 32 : prefix32(len) << 32;
+                break;
+            default:
+                out[1] |= arbitrary ? pattern & 0xffffffffull : prefix16(len) | prefix16(len) << 16;
+        }
+    };
+    const unsigned widths[4] = {128, 32, 32, 16};
+    // The flow of a rule: base value of ACL rule r, with the mask's last
+    // masked bit flipped (as an attack megaflow holds), over words 20-23.
+    std::vector<FullFlow> bases(per_mask);
+    for (auto& b : bases) {
+        b = FullFlow{};
+        b[3] = 1;
+        b[20] = g.u64();
+        b[21] = g.u64();
+        b[22] = g.u64();
+        b[23] = g.u64();
+        b[30] = 6;
+    }
+    const uint64_t meta = (uint64_t{1} << 3) | (uint64_t{1} << 30);
+    std::vector<std::pair<FlowKey, FullFlow>> attack;  // a mask and one of its rules
+    std::vector<dpcls_rule*> rules;
+    for (int m = 0; m < masks; m++) {
+        uint64_t w[4] = {0, 0, 0, 0};
+        unsigned varied = fields & (1 + g.below(15));  // this mask's subset of the fields
+        if (!varied) varied = fields;
+        for (int f = 0; f < 4; f++) {
+            if (varied >> f & 1) {
+                field_mask(f, 1 + g.below(widths[f]), g.u64() | 1, w);
+            }
+        }
+        if (!(w[0] | w[1] | w[2] | w[3])) w[0] = prefix32(1);
+        // The map: the metadata words and the words the mask does not leave zero.
+        uint64_t map[2] = {meta, 0};
+        std::vector<uint64_t> values;
+        for (int b = 0; b < 4; b++) {
+            if (w[b]) map[0] |= uint64_t{1} << (20 + b);
+        }
+        for (int word = 0; word < 64; word++) {
+            if (!(map[0] >> word & 1)) continue;
+            values.push_back(word >= 20 && word <= 23 ? w[word - 20] : ~0ull);
+        }
+        const FlowKey mask = mask_of(map, values);
+        for (int r = 0; r < per_mask; r++) {
+            FullFlow fl = bases[r];
+            for (int b = 0; b < 4; b++) {
+                const uint64_t lowest = w[b] & -w[b];
+                fl[20 + b] ^= lowest;  // the bit that makes this megaflow
+            }
+            dpcls_rule* rule = nullptr;
+            if (cls.insert(mask, fl.data(), &rule)) {
+                rules.push_back(rule);
+                attack.emplace_back(mask, fl);
+            }
+        }
+    }
+    // Legitimate: proto 17 over the same words (exact), and on word 25.
+    std::vector<FullFlow> legit;
+    const uint64_t same_map[2] = {meta | (0xfull << 20), 0};
+    const uint64_t other_map[2] = {meta | (uint64_t{1} << 25), 0};
+    for (int i = 0; i < 6; i++) {
+        FullFlow fl{};
+        fl[3] = 1;
+        fl[30] = 17;
+        for (int b = 20; b <= 23; b++) fl[b] = g.u64();
+        fl[25] = g.u64();
+        legit.push_back(fl);
+        if (i % 2) {
+            cls.insert(mask_of(same_map, {~0ull, ~0ull, ~0ull, ~0ull, prefix64(8 * i), ~0ull}),
+                       fl.data());
+        } else {
+            cls.insert(mask_of(other_map, {~0ull, prefix64(16 + i), ~0ull}), fl.data());
+        }
+    }
+    auto key_of = [&](const FullFlow& fl) {
+        uint64_t kmap[2] = {meta | (0x2full << 20), 0};                    // words 20-23 and 25
+        if (g.chance(10)) kmap[0] &= ~(uint64_t{1} << (20 + g.below(4)));  // lacks a word
+        return make_key({{kmap[0], kmap[1]}}, fl.data());
+    };
+    for (int b = 0; b < bursts; b++) {
+        std::vector<FlowKey> batch;
+        const uint32_t cnt = 1 + g.below(kMaxBurst);
+        for (uint32_t n = 0; n < cnt; n++) {
+            FullFlow fl;
+            const uint32_t kind = g.below(10);
+            if (kind < 4 && !attack.empty()) {  // an attack frame: its rule, anything elsewhere
+                const size_t i = early && g.chance(90)
+                                     ? g.below(std::min<size_t>(16, attack.size()))
+                                     : g.below(attack.size());
+                fl = attack[i].second;
+                const FlowKey& mask = attack[i].first;
+                for (int word = 20; word <= 23; word++) {
+                    const uint64_t mw = key_word_of(mask, word);
+                    fl[word] = (fl[word] & mw) | (g.u64() & ~mw);
+                }
+                if (kind == 3) fl[20 + g.below(4)] ^= uint64_t{1} << g.below(64);  // a near miss
+            } else if (kind < 8) {
+                fl = legit[g.below(legit.size())];
+            } else {
+                fl = FullFlow{};
+                fl[3] = 1;
+                fl[30] = g.chance(50) ? 6 : 17;
+                for (int word = 20; word <= 25; word++) fl[word] = g.u64();
+            }
+            batch.push_back(key_of(fl));
+        }
+        if (!check(batch, "tse shape")) return false;
+        if (b % 50 == 49) cls.sort_subtables();
+        if (b == bursts / 2) {  // churn: a third of the attack's rules expire
+            for (size_t i = 0; i < rules.size();) {
+                if (g.chance(33)) {
+                    if (!cls.remove(rules[i])) return false;
+                    rules[i] = rules.back();
+                    rules.pop_back();
+                } else {
+                    i++;
+                }
+            }
+            ovsb_rcu_quiesce();
+        }
+    }
+    return true;
+}
+
 }  // namespace ovscls::test
