@@ -120,6 +120,22 @@ bool mask_flood_workload(Classifier& cls, Gen& g, int masks, int bursts, Check&&
     return true;
 }
 
+// Removes about `percent`% of `rules` (each with that chance) from `cls`
+// and from the list; false if a removal fails.
+inline bool remove_some(Classifier& cls, Gen& g, std::vector<dpcls_rule*>& rules,
+                        uint32_t percent) {
+    for (size_t i = 0; i < rules.size();) {
+        if (g.chance(percent)) {
+            if (!cls.remove(rules[i])) return false;
+            rules[i] = rules.back();
+            rules.pop_back();
+        } else {
+            i++;
+        }
+    }
+    return true;
+}
+
 // Random masks (prefixes, 16- and 32-bit fields, random bits: non-prefix
 // lanes) on two maps, rules that overlap across subtables, keys that lack
 // words; `phases` rounds of: 40 new subtables, 60 bursts, a ranking, a
@@ -178,15 +194,7 @@ bool random_tables_workload(Classifier& cls, Gen& g, int phases, Check&& check) 
             if (!check(batch_of(), "random tables")) return false;
         }
         cls.sort_subtables();
-        for (size_t i = 0; i < rules.size();) {
-            if (g.chance(33)) {
-                if (!cls.remove(rules[i])) return false;
-                rules[i] = rules.back();
-                rules.pop_back();
-            } else {
-                i++;
-            }
-        }
+        if (!remove_some(cls, g, rules, 33)) return false;
         ovsb_rcu_quiesce();
         for (int b = 0; b < 60; b++) {
             if (!check(batch_of(), "after removals")) return false;
@@ -344,15 +352,7 @@ bool tse_shapes_workload(Classifier& cls, Gen& g, int bursts, Check&& check) {
         if (!check(batch, "tse shape")) return false;
         if (b % 50 == 49) cls.sort_subtables();
         if (b == bursts / 2) {  // churn: a third of the attack's rules expire
-            for (size_t i = 0; i < rules.size();) {
-                if (g.chance(33)) {
-                    if (!cls.remove(rules[i])) return false;
-                    rules[i] = rules.back();
-                    rules.pop_back();
-                } else {
-                    i++;
-                }
-            }
+            if (!remove_some(cls, g, rules, 33)) return false;
             ovsb_rcu_quiesce();
         }
     }
