@@ -223,4 +223,8 @@ class FloodTable(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    # tests/counts.sh's summary line, on stdout (unittest reports on stderr).
+    result = unittest.main(exit=False).result
+    failed = len(result.failures) + len(result.errors)
+    print(f"p2p_test: {result.testsRun - failed} passed, {failed} failed")
+    sys.exit(1 if failed or not result.testsRun else 0)

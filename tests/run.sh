@@ -16,7 +16,8 @@
 #                    benchmark (and its negative control), callgrind's
 #                    counts and the JIT flood
 #   fuzz             the libFuzzer targets, 20 s each (tests/fuzz.sh)
-#   p2p              the phy-to-phy benchmark's traffic and parser tests
+#   p2p              the phy-to-phy benchmark's traffic and parser tests,
+#                    the TSE shapes it makes in the switch
 #   docs             README.md's figures against docs/results, the docs'
 #                    links, the man page made of the reference page
 #   series           OVS's checkpatch.py on every patch of every release
@@ -413,8 +414,9 @@ label_fuzz() {
     UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1" count tests/fuzz.sh --seconds "$seconds"
 }
 label_p2p() {
-    phase "perf/p2p: scenario (b)'s prefix traffic, pcap format, testpmd parser"
+    phase "perf/p2p: scenario (b)'s prefix traffic, pcap format, testpmd parser, TSE shapes"
     count python3 tests/p2p_test.py
+    count python3 tests/p2p_tse_test.py
 }
 label_docs() {
     phase "docs: README.md's figures are on dated docs/results pages, no broken link, the man page"

@@ -3,7 +3,10 @@
 
     report.py GRID_JSON OUT_BASENAME   -> OUT_BASENAME.md, .png and .svg
 
-GRID_JSON: perf/tse/tse_grid --json's lines, one cell each.  The table has
+GRID_JSON: perf/tse/tse_grid --json's lines, one cell each, or
+perf/p2p/tse_grid.py's (cells measured in the switch: "switch": true,
+kept and attack/legit per lookup from Mpps and cycles a packet, no
+probes or writer ticks).  The table has
 a row per cell: for OVS's generic and the plugin, "kept" (the legitimate
 packets a classifier-bound PMD forwards during the flood, as a share of
 before's: (1 - attack%) * T_before / T_mix) and attack/legit (T_attack /
@@ -17,21 +20,20 @@ other axes as strips.  Needs Debian's python3-matplotlib.
 import json
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
 GOAL_KEPT, GOAL_RATIO = 0.70, 3.0
 
 
 def kept(cell, lookup):
     f = cell["lookups"][lookup]
+    if "kept" in f:  # the switch: legitimate Mpps during / before
+        return f["kept"]
     return (1 - cell["attack_pct"] / 100) * f["before"] / f["mix"] if f["mix"] else 0.0
 
 
 def ratio(cell, lookup):
     f = cell["lookups"][lookup]
+    if "attack_per_legit" in f:  # the switch: from cycles a packet
+        return f["attack_per_legit"]
     return f["attack"] / f["legit"] if f["legit"] else 0.0
 
 
@@ -39,6 +41,8 @@ def vs_generic(cell):
     """The legitimate packets the plugin forwards during the flood, over
     generic's: T_mix of generic over the plugin's."""
     g, p = cell["lookups"].get("ovs_generic"), cell["lookups"]["plugin"]
+    if g and "during_mpps" in p:  # the switch: legitimate Mpps during
+        return p["during_mpps"] / g["during_mpps"] if g["during_mpps"] else 0.0
     return g["mix"] / p["mix"] if g and p["mix"] else 0.0
 
 
@@ -49,10 +53,14 @@ def misses(cell):
         out.append(f"kept {k:.2f} < {GOAL_KEPT}")
     if ratio(cell, "plugin") > GOAL_RATIO:
         out.append(f"attack/legit {ratio(cell, 'plugin'):.1f} > {GOAL_RATIO:.0f}")
-    g = cell["lookups"].get("ovs_generic")
-    if g and cell["lookups"]["plugin"]["mix"] > g["mix"]:
+    if cell["lookups"].get("ovs_generic") and vs_generic(cell) < 1:
         out.append("legitimate Mpps during below generic's")
     return out
+
+
+def number(lookup, key, digits):
+    """A figure the cell has, or blank (the switch has no probe counts)."""
+    return f"{lookup[key]:.{digits}f}" if key in lookup else ""
 
 
 def table(cells):
@@ -70,8 +78,9 @@ def table(cells):
             f"| {c['axis']} | `{c['spec']}` | {kept(c, 'ovs_generic'):.2f} | "
             f"{kept(c, 'plugin'):.2f} | {vs_generic(c):.2f}x | "
             f"{ratio(c, 'ovs_generic') if g else 0:.1f} | "
-            f"{ratio(c, 'plugin'):.1f} | {p['probes_per_key']:.2f} | {p['insert']:.0f} | "
-            f"{p['remove']:.0f} | {'; '.join(m) if m else 'met'} |")
+            f"{ratio(c, 'plugin'):.1f} | {number(p, 'probes_per_key', 2)} | "
+            f"{number(p, 'insert', 0)} | {number(p, 'remove', 0)} | "
+            f"{'; '.join(m) if m else 'met'} |")
     made = [c for c in cells if c["made"]]
     if made:
         worst = min(made, key=lambda c: kept(c, "plugin"))
@@ -97,6 +106,10 @@ def key_of(spec, name):
 
 
 def heatmap(cells, out):
+    import matplotlib  # here, so that the table needs no matplotlib (tests)
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     made = [c for c in cells if c["made"]]
     grid = [c for c in cells if c["axis"] == "masks-fields"]
     others = [c for c in made if c["axis"] != "masks-fields"]
@@ -119,7 +132,8 @@ def heatmap(cells, out):
         ax.set_xticks(range(len(fields)), fields, rotation=20, fontsize=8)
         ax.set_yticks(range(len(masks)), masks)
         ax.set_ylabel("attack masks")
-        ax.set_title("plugin: legitimate kept during / before (10% attack)\n"
+        where = "in the switch" if any(c.get("switch") for c in cells) else "at the classifier"
+        ax.set_title(f"plugin {where}: legitimate kept during / before (10% attack)\n"
                      "(text: x generic's legitimate packets during the flood)", fontsize=9)
         for c in grid:
             if c["made"]:
