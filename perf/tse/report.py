@@ -95,7 +95,7 @@ def table(cells):
                  f"Best cell: `{best['spec']}`: kept {kept(best, 'plugin'):.2f}.",
                  f"The plugin forwards {min(map(vs_generic, made)):.2f}x to "
                  f"{max(map(vs_generic, made)):.2f}x the legitimate packets generic does during "
-                 f"the flood (T_mix).",
+                 f"the flood ({'legitimate Mpps' if made[0].get('switch') else 'T_mix'}).",
                  f"Cells meeting every goal: {sum(1 for c in made if not misses(c))} of "
                  f"{len(made)} made ({len(cells) - len(made)} not made)."]
     return "\n".join(rows) + "\n"
