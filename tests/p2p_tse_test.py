@@ -122,6 +122,11 @@ class AttackFrames(unittest.TestCase):
         _, attack, seen = self.check("masks=1000,fields=src4+sport+dport,place=early")
         top16 = sum(sorted(seen.values(), reverse=True)[:16])
         self.assertGreaterEqual(top16 / len(attack), 0.89)
+        # The other tenth: a mask each, as far as they go (more attack
+        # frames than masks: 24000 and 10000).
+        _, attack, seen = self.check("masks=10000,fields=src4+dst4+sport+dport,place=early,"
+                                     "attack=20")
+        self.assertGreaterEqual(len(seen), len(attack) // 10)
 
     def test_legitimate_frames_are_udp_inside_their_rules(self):
         s = shape("masks=100,fields=src4+dst4,legit=5")

@@ -254,12 +254,13 @@ def frames(shape):
     tuples = mask_tuples(shape)
     order = list(range(pairs))
     random.Random(7).shuffle(order)
-    attack = []
+    attack, spread = [], 0
     for a in range(n_attack):
         if shape["place"] == "early" and a % 10:
             m, r = (a * 7919) % min(EARLY_MASKS, masks), a % rules_n
-        else:
-            m, r = divmod(order[a % pairs], rules_n)
+        else:  # the next pair in order: every one before any repeats
+            m, r = divmod(order[spread % pairs], rules_n)
+            spread += 1
         attack.append(attack_frame(shape, attack_values(shape, tuples[m], r, a)))
     out, a = [], 0
     for n in range(total):

@@ -64,22 +64,29 @@ def number(lookup, key, digits):
 
 
 def table(cells):
+    # The classifier's cells have the index's probes and the writer's ticks;
+    # the switch's, the subtables the PMD held during the flood.
+    switch = any(c.get("switch") for c in cells)
+    extra = ["subtables during"] if switch else ["probes/key", "insert", "remove"]
     rows = ["| axis | shape | generic kept | plugin kept | plugin / generic during "
-            "| generic atk/leg | plugin atk/leg | probes/key | insert | remove | goals |",
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+            "| generic atk/leg | plugin atk/leg | " + " | ".join(extra) + " | goals |",
+            "|---|---|" + "---:|" * (5 + len(extra)) + "---|"]
     for c in cells:
         if not c["made"]:
-            rows.append(f"| {c['axis']} | `{c['spec']}` | | | | | | | | | not made: {c['why']} |")
+            rows.append(f"| {c['axis']} | `{c['spec']}` |" + " |" * (5 + len(extra)) +
+                        f" not made: {c['why']} |")
             continue
         p = c["lookups"]["plugin"]
         g = c["lookups"].get("ovs_generic")
         m = misses(c)
+        figures = ([f"{c.get('subtables_during', 0):.0f}"] if switch else
+                   [number(p, "probes_per_key", 2), number(p, "insert", 0),
+                    number(p, "remove", 0)])
         rows.append(
             f"| {c['axis']} | `{c['spec']}` | {kept(c, 'ovs_generic'):.2f} | "
             f"{kept(c, 'plugin'):.2f} | {vs_generic(c):.2f}x | "
             f"{ratio(c, 'ovs_generic') if g else 0:.1f} | "
-            f"{ratio(c, 'plugin'):.1f} | {number(p, 'probes_per_key', 2)} | "
-            f"{number(p, 'insert', 0)} | {number(p, 'remove', 0)} | "
+            f"{ratio(c, 'plugin'):.1f} | " + " | ".join(figures) + " | "
             f"{'; '.join(m) if m else 'met'} |")
     made = [c for c in cells if c["made"]]
     if made:
