@@ -122,10 +122,11 @@ class AttackFrames(unittest.TestCase):
         _, attack, seen = self.check("masks=1000,fields=src4+sport+dport,place=early")
         top16 = sum(sorted(seen.values(), reverse=True)[:16])
         self.assertGreaterEqual(top16 / len(attack), 0.89)
-        # The other tenth: a mask each, as far as they go (more attack
-        # frames than masks: 24000 and 10000).
+        # The other tenth: a mask each, as far as the pcap's frames go
+        # (MAX_FRAMES: 24000 attack frames at 20%, 2400 of them spread).
         _, attack, seen = self.check("masks=10000,fields=src4+dst4+sport+dport,place=early,"
                                      "attack=20")
+        self.assertEqual(len(attack), tse_switch.MAX_FRAMES * 20 // 100)
         self.assertGreaterEqual(len(seen), len(attack) // 10)
 
     def test_legitimate_frames_are_udp_inside_their_rules(self):

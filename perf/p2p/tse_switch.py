@@ -249,7 +249,10 @@ def frames(shape):
     (place=early)."""
     masks, rules_n, pct = int(shape["masks"]), int(shape["rules"]), int(shape["attack"])
     pairs = masks * rules_n
-    total = min(MAX_FRAMES, max(MIN_FRAMES, -(-pairs * 100 // pct)))
+    # Enough frames for every pair once, as far as MAX_FRAMES goes: with
+    # place=early only a tenth of the attack frames spread over the pairs.
+    spread = 10 if shape["place"] == "early" else 1
+    total = min(MAX_FRAMES, max(MIN_FRAMES, -(-pairs * 100 * spread // pct)))
     n_attack = total * pct // 100
     tuples = mask_tuples(shape)
     order = list(range(pairs))
