@@ -223,9 +223,10 @@ int main(int argc, char** argv) {
     std::vector<std::string> names = {"ovs_generic", "plugin"};
     std::FILE* json = nullptr;
     const char* usage =
-        "usage: tse_grid [--quick] [--reps N] [--plugin-only] [--json FILE] [--cells FILE] [--cell SPEC]...\n"
+        "usage: tse_grid [--quick] [--reps N] [--plugin-only] [--json FILE]"
+        " [--cells FILE] [--cell SPEC]...\n"
         "  SPEC: masks=N,fields=F+F,pattern=prefix|arbitrary,rules=N,legit=N,\n"
-        "        legit-map=same|other,attack=PCT,place=early|late (perf/tse_shape.hpp)\n";
+        "        legit-map=same|other,attack=PCT,place=early|late (perf/tse/tse_shape.hpp)\n";
     auto add = [&](const std::string& axis, const std::string& spec) {
         std::string error;
         auto shape = parse_tse_shape(spec, &error);
