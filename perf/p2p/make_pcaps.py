@@ -114,10 +114,21 @@ def prefix_rules():
 PREFIX_RULES = prefix_rules()
 
 
+def dotted(addr: int) -> str:
+    """An IPv4 address as OpenFlow rules write it."""
+    return ".".join(str(addr >> s & 0xFF) for s in (24, 16, 8, 0))
+
+
+def address_in(rules, i: int) -> int:
+    """Flow i's address: inside rule i % len(rules) of [(network, length)],
+    spread over the prefix by the flow's turn among that rule's flows."""
+    net, length = rules[i % len(rules)]
+    return net + (i // len(rules) * 2654435761) % (1 << (32 - length))
+
+
 def prefix_frame(i: int) -> bytes:
     """Flow i: inside prefix rule i % 221, UDP source port by flow."""
-    net, length = PREFIX_RULES[i % len(PREFIX_RULES)]
-    dst = net + (i // len(PREFIX_RULES) * 2654435761) % (1 << (32 - length))
+    dst = address_in(PREFIX_RULES, i)
     return pad(eth(0x0800) + ipv4(17, dst, udp(1024 + (i % 50000), 5000, 18)))
 
 

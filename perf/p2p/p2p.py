@@ -482,6 +482,14 @@ class Bench:
         return used
 
 
+def good_windows(ws):
+    """The windows that count for a lookup: those in which it ran, and of
+    them those in which the PMD thread was not descheduled (all of them
+    when it was in each)."""
+    ran = [w for w in ws if w["ran_impl"]]
+    return [w for w in ran if w["pmd_cpu_share"] > 0.95] or ran
+
+
 def pmd_subtables(show):
     """[("(u0,u1)", lookup name)] of the PMD thread's subtables, from
     subtable-show's text (the PMD threads come before the main thread)."""
@@ -516,8 +524,8 @@ def scenario_prefixes(flows):
     # subtables with equal hits, ~7 subtable lookups per hit.
     rules = list(ARP_GUARD)
     for net, length in make_pcaps.prefix_rules():
-        dotted = ".".join(str(net >> s & 0xFF) for s in (24, 16, 8, 0))
-        rules.append(f"priority=10,in_port=1,ip,nw_dst={dotted}/{length},actions=output:2")
+        rules.append(f"priority=10,in_port=1,ip,nw_dst={make_pcaps.dotted(net)}/{length},"
+                     "actions=output:2")
     rules.append("priority=1,in_port=1,ip,actions=output:2")
     return (f"prefix-{flows}.pcap",
             "13 subtables: 221 nw_dst prefix rules, 17 of each length /20-/32 (4,2)", rules)
@@ -531,8 +539,7 @@ def scenario_normal(flows):
 def scenario_pipeline(flows):
     rules = list(ARP_GUARD) + ["table=0,priority=10,in_port=1,udp,actions=resubmit(,1)"]
     for i in range(flows):
-        dst = (16 << 24) + i
-        dotted = ".".join(str(dst >> s & 0xFF) for s in (24, 16, 8, 0))
+        dotted = make_pcaps.dotted((16 << 24) + i)
         rules.append(f"table=1,priority=10,udp,nw_src=10.0.0.1,nw_dst={dotted},"
                      f"tp_src={1024 + i % 50000},tp_dst=5000,actions=output:2")
     rules.append("table=1,priority=1,actions=drop")
@@ -667,8 +674,7 @@ def run_flood(bench, args, impls, measured, key, serial):
     for impl, phases in windows.items():
         summary[impl] = {}
         for phase, ws in phases.items():
-            good = [w for w in ws if w["ran_impl"] and w["pmd_cpu_share"] > 0.95] or \
-                [w for w in ws if w["ran_impl"]]
+            good = good_windows(ws)
             if not good:
                 summary[impl][phase] = {"not_measured": "no subtable ran it in any window",
                                         "windows": ws}
@@ -785,7 +791,7 @@ def main():
                                      f"(subtables on {ws[-1]['lookups_in_use']})",
                                      "windows": ws}
                     continue
-                good = [w for w in ran if w["pmd_cpu_share"] > 0.95] or ran
+                good = good_windows(ws)
                 summary[impl] = {
                     "mpps_median": statistics.median(w["mpps"] for w in good),
                     "mpps_min": min(w["mpps"] for w in good),

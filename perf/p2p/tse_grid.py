@@ -78,11 +78,6 @@ def wait_flood(bench, before, timeout=120):
     return last, time.monotonic() - t0
 
 
-def wait_calm(bench, limit, timeout=60):
-    """Waits until the PMD has at most `limit` subtables (the flood purged)."""
-    return bench.wait_subtables(lambda n: n <= limit, timeout, "the flood's subtables stayed")
-
-
 def measure_cell(bench, impls, measured, shape, pcap, serial, args):
     flows, block = tse_switch.rules(shape)
     set_prefixes(bench, tse_switch.prefixes(shape))
@@ -112,15 +107,12 @@ def measure_cell(bench, impls, measured, shape, pcap, serial, args):
                   f"{took:.0f} s){late}{d['flags']}", file=sys.stderr)
             bench.ofctl("add-flow", "br0", block + ",actions=drop")
             bench.appctl("revalidator/purge")
-            wait_calm(bench, calm + 2)
+            bench.wait_subtables(lambda n: n <= calm + 2, 60, "the flood's subtables stayed")
             time.sleep(1.2)
     pct = int(shape["attack"]) / 100
     lookups = {}
     for impl, phases in windows.items():
-        def good(ws):
-            ran = [w for w in ws if w["ran_impl"]]
-            return [w for w in ran if w["pmd_cpu_share"] > 0.95] or ran
-        before, during = good(phases["before"]), good(phases["during"])
+        before, during = p2p.good_windows(phases["before"]), p2p.good_windows(phases["during"])
         if not before or not during:
             continue
         b = statistics.median(w["forwarded_mpps"] for w in before)

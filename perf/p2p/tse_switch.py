@@ -33,6 +33,7 @@ and it makes only some shapes:
 
 Deterministic: the same shape gives the same rules and frames.
 """
+import math
 import random
 import struct
 import sys
@@ -89,6 +90,12 @@ def dimensions(shape):
     return dims
 
 
+def mask_space(shape):
+    """How many masks the switch's prefixes over the shape's fields make:
+    the product of its dimensions' widths (lengths 1..width each)."""
+    return math.prod(width for _, width in dimensions(shape))
+
+
 def cannot(shape):
     """Why a switch does not make this shape (empty when it does)."""
     fields = shape["fields"].split("+")
@@ -101,9 +108,7 @@ def cannot(shape):
     v6 = {FIELDS[f][2] for f in fields if f not in ("sport", "dport")}
     if len(v6) > 1:
         return "IPv4 and IPv6 addresses in one frame"
-    space = 1
-    for _, width in dimensions(shape):
-        space *= width
+    space = mask_space(shape)
     if int(shape["masks"]) > space:
         return f"the switch's prefixes over {shape['fields']} make at most {space} masks"
     if int(shape["masks"]) * int(shape["rules"]) > FLOW_LIMIT:
@@ -130,10 +135,6 @@ def base(dim, rule, width):
     return random.Random(f"{dim}/{rule}").getrandbits(width)
 
 
-def v4(x):
-    return ".".join(str(x >> s & 0xFF) for s in (24, 16, 8, 0))
-
-
 def v6(x):
     return ":".join(f"{x >> s & 0xFFFF:x}" for s in range(112, -1, -16))
 
@@ -153,14 +154,14 @@ def rules(shape):
                 else:
                     match = f"tp_src={value}"
             else:
-                text = v6(value) if FIELDS[dim][2] else v4(value)
+                text = v6(value) if FIELDS[dim][2] else make_pcaps.dotted(value)
                 match = f"{FIELDS[dim][0]}={text}"
             acl.append(f"priority=100,in_port=1,{proto},{match},actions=drop")
     legit = int(shape["legit"])
     if legit == 1:
         flows = ["priority=10,in_port=1,udp,actions=output:2"]
     else:
-        flows = [f"priority=10,in_port=1,udp,nw_dst={v4(net)}/{length},actions=output:2"
+        flows = [f"priority=10,in_port=1,udp,nw_dst={make_pcaps.dotted(net)}/{length},actions=output:2"
                  for net, length in legit_rules(legit)]
     return acl + flows + ["priority=0,actions=drop"], f"priority=200,in_port=1,{proto}"
 
@@ -180,11 +181,7 @@ def mask_tuples(shape):
     dimension), drawn pseudo-randomly from all of them so that every
     dimension varies; distinct."""
     dims, masks = dimensions(shape), int(shape["masks"])
-    space = 1
-    for _, w in dims:
-        space *= w
-    rng = random.Random(424242)
-    picks = rng.sample(range(space), masks)
+    picks = random.Random(424242).sample(range(mask_space(shape)), masks)
     out = []
     for index in picks:
         t = []
@@ -235,9 +232,7 @@ def legit_frame(shape, i):
     if legit == 1:
         dst = make_pcaps.flow_dst(i % 1000)
     else:
-        nets = legit_rules(legit)
-        net, length = nets[i % len(nets)]
-        dst = net + (i // len(nets) * 2654435761) % (1 << (32 - length))
+        dst = make_pcaps.address_in(legit_rules(legit), i)
     return make_pcaps.pad(make_pcaps.eth(0x0800) +
                           make_pcaps.ipv4(17, dst, make_pcaps.udp(1024 + i % 1000, 5000, 18)))
 
