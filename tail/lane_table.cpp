@@ -75,16 +75,17 @@ void LaneTable::insert(uint16_t value, unsigned depth) {
     }
 }
 
-void LaneTable::remove(uint16_t value, unsigned depth) {
+bool LaneTable::remove(uint16_t value, unsigned depth) {
     value = prefix_of(value, depth);
     const auto it = counts_.find(depth << 16 | value);
     if (it == counts_.end()) {
-        return;  // not there: the caller's bug, and nothing to undo
+        return false;  // not there: the caller's bug, and nothing to undo
     }
     if (--it->second == 0) {
         counts_.erase(it);
         mark(value, depth, false);
     }
+    return true;
 }
 
 }  // namespace ovscls::tail

@@ -51,8 +51,9 @@ class LaneTable {
     // Writer: one more rule with lane prefix `value` of `depth` bits (the
     // bits below the prefix are zero).
     void insert(uint16_t value, unsigned depth);
-    // Writer: one rule less (one that insert() was given).
-    void remove(uint16_t value, unsigned depth);
+    // Writer: one rule less (one that insert() was given); false, changing
+    // nothing, when there is none.
+    bool remove(uint16_t value, unsigned depth);
 
     // Reader: bit d (0..16) set when a rule's lane prefix of depth d equals
     // the first d bits of `value`.

@@ -81,10 +81,8 @@ uint16_t TuplePruningIndex::lane_of(uint64_t word, unsigned shift) {
 
 size_t TuplePruningIndex::Family::bytes() const {
     size_t out = sizeof(Family) + (tuples ? tuples->bytes() : 0);
-    for (const auto& trie : tries) {
-        if (trie) {
-            out += trie->bytes();
-        }
+    for (const auto& run : run_tables) {
+        out += run->bytes();
     }
     for (const auto& set : sets) {
         if (set) {
@@ -138,16 +136,43 @@ bool TuplePruningIndex::needs_rebuild(const FamilyState& state, const Family& fa
     return false;
 }
 
+bool TuplePruningIndex::run_lengths(const Family& family, const FlowKey& mask,
+                                    unsigned lengths[]) const {
+    for (size_t r = 0; r < family.runs.size(); r++) {
+        const Run& run = family.runs[r];
+        unsigned length = 0;
+        bool full = true;  // the lanes before are masked whole
+        for (unsigned k = run.first; k < run.first + run.n; k++) {
+            const Lane& lane = family.lanes[k];
+            const uint16_t m = lane_of(key_word(mask, family.flow_words[lane.block]), lane.shift);
+            const unsigned depth = std::countl_one(m);
+            if (!is_prefix(m) || (depth && !full)) {
+                return false;
+            }
+            full = depth == kLaneBits;
+            length += depth;
+        }
+        lengths[r] = length;
+    }
+    return true;
+}
+
 bool TuplePruningIndex::tuple_of(const Family& family, const Member& member,
                                  std::vector<uint8_t>& ids) const {
     const FlowKey& mask = ovscls::view(member.subtable)->mask;
+    unsigned lengths[kMaxLevels];
     ids.clear();
-    for (const Lane& lane : family.lanes) {
-        const uint16_t m = lane_of(key_word(mask, family.flow_words[lane.block]), lane.shift);
-        if (lane.prefix) {
-            ids.push_back(static_cast<uint8_t>(std::countl_one(m)));
+    if (!run_lengths(family, mask, lengths)) {
+        return false;
+    }
+    for (const Level& level : family.levels) {
+        if (level.run) {
+            const unsigned l = std::clamp<unsigned>(lengths[level.index], level.lo, level.hi);
+            ids.push_back(static_cast<uint8_t>(l - level.lo));
             continue;
         }
+        const Lane& lane = family.lanes[level.index];
+        const uint16_t m = lane_of(key_word(mask, family.flow_words[lane.block]), lane.shift);
         auto it = std::find(lane.masks.begin(), lane.masks.end(), m);
         if (it == lane.masks.end()) {
             return false;
@@ -157,29 +182,44 @@ bool TuplePruningIndex::tuple_of(const Family& family, const Member& member,
     return true;
 }
 
-// Marks (or unmarks) the rule's prefix lanes.  The mask is its subtable's:
-// a rule is marked before it is filed (and its mask pointer set).
+// Marks (or unmarks) the rule in the family's runs and lane sets.  The
+// mask is its subtable's: a rule is marked before it is filed (and its
+// mask pointer set).
 void TuplePruningIndex::add_rule_marks(Family& family, const FlowKey& mask, const dpcls_rule* rule_,
                                        bool add) {
     const Rule* rule = reinterpret_cast<const Rule*>(rule_);
+    unsigned lengths[kMaxLevels];
+    if (!run_lengths(family, mask, lengths)) {
+        return;  // not indexed (tuple_of() said so first)
+    }
+    for (size_t r = 0; r < family.runs.size(); r++) {
+        const Run& run = family.runs[r];
+        uint16_t values[kMaxRunLanes];
+        for (unsigned k = 0; k < run.n; k++) {
+            const Lane& lane = family.lanes[run.first + k];
+            values[k] = lane_of(key_word(rule->flow, family.flow_words[lane.block]), lane.shift);
+        }
+        if (add) {
+            family.run_tables[r]->insert(values, lengths[r]);
+        } else {
+            family.run_tables[r]->remove(values, lengths[r]);
+        }
+    }
     for (size_t i = 0; i < family.lanes.size(); i++) {
         const Lane& lane = family.lanes[i];
+        if (lane.prefix) {
+            continue;
+        }
         // A word the member's map lacks is a zero mask (any value) there.
         const unsigned word = family.flow_words[lane.block];
         const uint16_t m = lane_of(key_word(mask, word), lane.shift);
         const uint16_t value = lane_of(key_word(rule->flow, word), lane.shift);
-        if (!lane.prefix) {
-            const auto id = static_cast<unsigned>(
-                std::find(lane.masks.begin(), lane.masks.end(), m) - lane.masks.begin());
-            if (add) {
-                family.sets[i]->insert(id, value);
-            } else {
-                family.sets[i]->remove(id, value);
-            }
-        } else if (add) {
-            family.tries[i]->insert(value, std::countl_one(m));
+        const auto id = static_cast<unsigned>(std::find(lane.masks.begin(), lane.masks.end(), m) -
+                                              lane.masks.begin());
+        if (add) {
+            family.sets[i]->insert(id, value);
         } else {
-            family.tries[i]->remove(value, std::countl_one(m));
+            family.sets[i]->remove(id, value);
         }
     }
 }
@@ -217,6 +257,63 @@ void TuplePruningIndex::unindex_member(Family& family, Member& member) {
     member.indexed = false;
 }
 
+// Runs: the longest sequences of prefix lanes, adjacent in struct flow (a
+// word boundary too, where the map's words are adjacent), that every
+// member masks as one prefix (a lane holds bits only under a full lane
+// before it), at most kMaxRunLanes; a lane alone is a run of one.  The
+// tuple levels follow the lanes' order: a run's lengths 0..16n in levels of
+// at most 48 (ids 0..48: IPv6's 128 bits take three), a non-prefix lane's
+// mask ids in one.  Example: nw_src /i and nw_dst /j of a flood, both
+// IPv4 addresses' lanes adjacent, make two runs (a member with nw_src /1
+// and nw_dst /5 breaks nw_src's second lane from nw_dst's first), each one
+// level of ids 0..32.
+void TuplePruningIndex::find_runs(const FamilyState& state, Family& family) const {
+    const size_t n = family.lanes.size();
+    std::vector<bool> chains(n, false);  // lanes[a] and lanes[a + 1] may share a run
+    for (size_t a = 0; a + 1 < n; a++) {
+        const Lane& x = family.lanes[a];
+        const Lane& y = family.lanes[a + 1];
+        const bool adjacent = (x.block == y.block && x.shift + 16 == y.shift) ||
+                              (x.block + 1 == y.block && x.shift == 48 && y.shift == 0 &&
+                               family.flow_words[x.block] + 1 == family.flow_words[y.block]);
+        chains[a] = x.prefix && y.prefix && adjacent;
+    }
+    for (uint32_t slot : state.members) {
+        const FlowKey& mask = ovscls::view(members_[slot].subtable)->mask;
+        for (size_t a = 0; a + 1 < n; a++) {
+            if (!chains[a]) {
+                continue;
+            }
+            const Lane& x = family.lanes[a];
+            const Lane& y = family.lanes[a + 1];
+            const uint16_t mx = lane_of(key_word(mask, family.flow_words[x.block]), x.shift);
+            const uint16_t my = lane_of(key_word(mask, family.flow_words[y.block]), y.shift);
+            chains[a] = my == 0 || mx == 0xffff;
+        }
+    }
+    for (size_t a = 0; a < n;) {
+        const auto level = static_cast<uint8_t>(family.levels.size());
+        if (!family.lanes[a].prefix) {
+            family.levels.push_back({false, static_cast<uint8_t>(a), 0, 0});
+            a++;
+            continue;
+        }
+        size_t b = a + 1;
+        while (b < n && chains[b - 1] && b - a < kMaxRunLanes) {
+            b++;
+        }
+        const auto run = static_cast<uint8_t>(family.runs.size());
+        const unsigned bits = static_cast<unsigned>(b - a) * kLaneBits;
+        for (unsigned lo = 0; lo < bits; lo += 48) {
+            family.levels.push_back({true, run, static_cast<uint8_t>(lo),
+                                     static_cast<uint8_t>(std::min(lo + 48, bits))});
+        }
+        family.runs.push_back({static_cast<uint8_t>(a), static_cast<uint8_t>(b - a), level,
+                               static_cast<uint8_t>(family.levels.size() - level)});
+        a = b;
+    }
+}
+
 // A new Family for the state's members, replacing the published one.
 void TuplePruningIndex::rebuild(FamilyState& state) {
     auto family = std::make_unique<Family>();
@@ -242,20 +339,25 @@ void TuplePruningIndex::rebuild(FamilyState& state) {
         }
         family->lanes.push_back(std::move(lane));
     }
-    if (family->lanes.size() > kMaxLevels) {
+    find_runs(state, *family);
+    if (family->levels.size() > kMaxLevels) {
         family->indexed = false;
     }
     if (family->indexed) {
         for (const Lane& lane : family->lanes) {
-            family->tries.push_back(lane.prefix ? std::make_unique<LaneTable>() : nullptr);
             family->sets.push_back(lane.prefix ? nullptr : std::make_unique<LaneSets>());
             for (size_t id = 0; id < lane.masks.size(); id++) {
                 family->sets.back()->add_mask(static_cast<unsigned>(id), lane.masks[id]);
             }
         }
-        family->tuples = std::make_unique<TupleTrie>(static_cast<unsigned>(family->lanes.size()));
+        for (const Run& run : family->runs) {
+            family->run_tables.push_back(std::make_unique<RunTable>(run.n));
+        }
+        family->tuples = std::make_unique<TupleTrie>(static_cast<unsigned>(family->levels.size()));
     } else {
         family->lanes.clear();
+        family->runs.clear();
+        family->levels.clear();
     }
     for (uint32_t slot : state.members) {
         index_member(*family, members_[slot]);
@@ -387,7 +489,9 @@ void TuplePruningIndex::subtable_added(const dpcls_subtable* subtable) {
     member.family = state.map;
     count_lanes(state, mask, +1);
     state.members.push_back(slot);
-    if (!state.published || needs_rebuild(state, *state.published)) {
+    unsigned lengths[kMaxLevels];
+    if (!state.published || needs_rebuild(state, *state.published) ||
+        !run_lengths(*state.published, mask, lengths)) {
         rebuild(state);
         // Subtables the new family does not index are probed one by one
         // before it replaces the old one.
@@ -587,8 +691,8 @@ TuplePruningStats TuplePruningIndex::stats() const {
     for (const auto& [map, state] : families_by_map_) {
         out.families++;
         if (state.published) {
-            for (const auto& trie : state.published->tries) {
-                out.lane_tables += trie ? trie->low_tables() : 0;
+            for (const auto& run : state.published->run_tables) {
+                out.lane_tables += run->low_tables();
             }
         }
     }
@@ -668,15 +772,28 @@ uint32_t TuplePruningIndex::lookup(const View& v, uint32_t keys_map, const netde
             const Family& family = *families->family[f];
             uint64_t allowed[kMaxLevels];
             bool none = false;
-            for (size_t l = 0; l < family.lanes.size(); l++) {
-                const Lane& lane = family.lanes[l];
-                const uint16_t value =
-                    lane_of(key_word(key, family.flow_words[lane.block]), lane.shift);
-                allowed[l] =
-                    lane.prefix ? family.tries[l]->depths(value) : family.sets[l]->allowed(value);
-                if (!allowed[l]) {
-                    none = true;  // no rule of the family agrees with the key here
-                    break;
+            for (size_t r = 0; r < family.runs.size() && !none; r++) {
+                const Run& run = family.runs[r];
+                uint16_t values[kMaxRunLanes];
+                for (unsigned k = 0; k < run.n; k++) {
+                    const Lane& lane = family.lanes[run.first + k];
+                    values[k] = lane_of(key_word(key, family.flow_words[lane.block]), lane.shift);
+                }
+                const RunLengths lengths = family.run_tables[r]->lengths(values);
+                // No rule of the family agrees with the key here: none is
+                // a candidate.
+                none = lengths.empty();
+                for (unsigned l = run.level; l < run.level + run.levels; l++) {
+                    allowed[l] = lengths.clamped(family.levels[l].lo, family.levels[l].hi);
+                }
+            }
+            for (size_t l = 0; l < family.levels.size() && !none; l++) {
+                const Level& level = family.levels[l];
+                if (!level.run) {
+                    const Lane& lane = family.lanes[level.index];
+                    allowed[l] = family.sets[level.index]->allowed(
+                        lane_of(key_word(key, family.flow_words[lane.block]), lane.shift));
+                    none = !allowed[l];
                 }
             }
             if (!none) {

@@ -17,35 +17,41 @@
 //   its lanes; so an IPv6 address's later words under a short prefix do
 //   not make a family per map).  Each mask word is four
 //   16-bit *lanes*; a lane whose mask differs between the family's
-//   subtables is *varying*.  A varying lane whose masks are all prefixes
-//   (in network bit order) gets a LaneTable (lane_table.hpp) of its rules'
-//   lane values; a varying lane with other masks (tcp_flags bits, say)
+//   subtables is *varying*.  Varying lanes whose masks are all prefixes
+//   (in network bit order) and that every member masks as one prefix
+//   together (adjacent bytes, bits in a lane only under a full lane before
+//   it: an IPv4 or IPv6 address, a port pair as OVS's trie makes it) form a
+//   *run*, with a RunTable (run_table.hpp) of its rules' values, walked 16
+//   bits at a time; a varying lane with other masks (tcp_flags bits, say)
 //   gets LaneSets (lane_sets.hpp): per mask, which masked values its rules
 //   hold (its first 16 masks; any further ones are not pruned on).
-// - A subtable is a tuple of lane ids, one per varying lane (its prefix
-//   depth, or the index of its non-prefix mask), filed in the family's
-//   TupleTrie (tuple_trie.hpp).
-// - A key: per family, per prefix lane, the depths some rule holds on its
-//   path (LaneTable::depths, two table reads), per other varying lane the masks
-//   some rule agrees with (a bit test each); then the tuple trie yields only
-//   subtables every lane allows (the candidates); they are probed with
-//   their own lookup_func in rank order until one matches.
+// - A subtable is a tuple of ids: per run its length (0..16n; a run longer
+//   than 48 bits is cut into levels of at most 48), per other varying lane
+//   the index of its mask, filed in the family's TupleTrie (tuple_trie.hpp).
+// - A key: per family, per run, the lengths some rule holds on its path
+//   (RunTable::lengths, a node's ends and a child lookup per lane), per
+//   other varying lane the masks some rule agrees with (a bit test each);
+//   then the tuple trie yields only subtables every level allows (the
+//   candidates); they are probed with their own lookup_func in rank order
+//   until one matches.
 //
 // Worked example (scenario (e)): 2500 attack subtables, one family; attack
 // subtable m = (i, j, k) masks nw_src /i+1, nw_dst /j+1, tp_src /k+1.  Its
-// varying lanes: nw_src's two, nw_dst's two, tp_src's.  A legitimate UDP
-// key from 10.0.0.7 to 16.0.3.9:
-// - nw_src's first lane is 10.0, as the attacked 10.0.0.1's: the walk
-//   passes no mark of the rules with i < 16 (they leave 10.0 at bit i) and
-//   ends marked at depth 16 (the rules with i >= 16); so {16}.  Its second
-//   lane, .0.7, leaves .0.1 at bit 29: the walk passes the mark of the rule
-//   with i = 29 (depth 14: the flipped bit is the key's), and the root,
-//   marked by the rules with i < 16 (depth 0 there); so {0, 14}.
-// - nw_dst's first lane, 16.0, leaves 10.0 at bit 3: {4}; its second: {0}.
-// - tp_src: the one depth at which the key's port leaves 1000.
-// The trie holds no tuple (16, 0, ...), so at most the one subtable
-// (i = 29, j = 3, k) is probed (it holds a TCP rule: a miss), instead of
-// 2500.  An attack frame's key reaches its own subtable the same way.
+// runs: nw_src (two lanes), nw_dst (two), tp_src (one; tp_dst does not
+// vary).  A legitimate UDP key from 10.0.0.7 to 16.0.3.9:
+// - nw_src's root holds the ends of the rules with i < 16 (10.0 with bit
+//   i flipped: none agrees with 10.0) and, under 10.0, those with i >= 16:
+//   .0.7 leaves .0.1 at bit 29, so the rule with i = 29 agrees (its flipped
+//   bit is the key's): {30}.
+// - nw_dst: 16.0 leaves 10.0 at bit 3: the rule with j = 3 agrees: {4};
+//   no node under 16.0.
+// - tp_src: the one length at which the key's port leaves 1000.
+// So at most the one subtable (i = 29, j = 3, k) is probed (it holds a TCP
+// rule: a miss), instead of 2500.  An attack frame's key reaches its own
+// subtable the same way.  Had nw_dst's lanes been pruned one by one, a
+// route 16.1.0.0/20 of another subtable of the family would allow 20 by
+// its second lane alone (.0.0/4 agrees with .0.2) though its first is
+// not the key's: in a run it is under 16.1, off the key's path.
 //
 // Exactness: a rule that matches a key agrees with it on every lane of its
 // mask, so its subtable's depth is among the lane's allowed depths and its
@@ -53,17 +59,18 @@
 // lookup, which decides.  So the index can only probe too much, never miss.
 //
 // Limits (each counted in stats()): a family with more than 64 masks in a
-// non-prefix lane or more than 32 varying lanes is not indexed, and no
+// non-prefix lane or more than 32 tuple levels is not indexed, and no
 // subtable is indexed once the index holds max_bytes; subtables not
 // indexed are probed one by one, in rank order with the candidates.  A key
 // with more than max_candidates candidates runs the plain loop over the
-// tail.  The cost of a key: the families' lane walks (<= 17 node visits
-// per prefix lane) and the tuple trie's nodes on allowed paths, whatever
-// the number of subtables.
+// tail.  The cost of a key: the families' run walks (per lane on the
+// key's path, a node's ends and a child lookup) and the tuple trie's
+// nodes on allowed paths, whatever the number of subtables.
 //
 // Writers (classifier/tail.hpp's order, under the classifier's writer
 // lock) update the tries in place; a family whose lanes change (a new mask
-// makes a lane vary, or puts a non-prefix mask in a prefix lane) is rebuilt
+// makes a lane vary, puts a non-prefix mask in a prefix lane, or breaks a
+// run: bits in a lane under a short prefix in the one before) is rebuilt
 // and replaced whole.  Readers take no lock; what they may still see is
 // freed after an RCU grace period.
 #pragma once
@@ -78,7 +85,7 @@
 
 #include "classifier/tail.hpp"
 #include "tail/lane_sets.hpp"
-#include "tail/lane_table.hpp"
+#include "tail/run_table.hpp"
 #include "tail/slot_table.hpp"
 #include "tail/tuple_trie.hpp"
 
@@ -168,17 +175,32 @@ class TuplePruningIndex final : public TailIndex {
     struct Lane {
         uint8_t block;                // of the family's mask words
         uint8_t shift;                // 16 * the lane's place in the word
-        bool prefix;                  // pruned on: a LaneTable
+        bool prefix;                  // pruned on: in a run
         std::vector<uint16_t> masks;  // !prefix: id -> lane mask
+    };
+    // Prefix lanes that every member masks as one prefix (run_table.hpp),
+    // lanes[first..first + n); its tuple levels are [level, level + levels).
+    struct Run {
+        uint8_t first, n, level, levels;
+    };
+    // A level of the tuple trie: a run's lengths lo..hi as ids 0..hi-lo
+    // (runs longer than 48 bits take several: ids are < kMaxLaneIds), or a
+    // non-prefix lane's mask ids.
+    struct Level {
+        bool run;
+        uint8_t index;  // of `runs`, or of `lanes`
+        uint8_t lo, hi;
     };
     // What readers walk: one family, immutable but for its tries.
     struct Family {
         MiniflowMap map{};
         bool indexed = true;
-        std::vector<uint8_t> flow_words;                // per mask block: its word of struct flow
-        std::vector<Lane> lanes;                        // the varying ones
-        std::vector<std::unique_ptr<LaneTable>> tries;  // per lane; null unless prefix
-        std::vector<std::unique_ptr<LaneSets>> sets;    // per lane; null if prefix
+        std::vector<uint8_t> flow_words;  // per mask block: its word of struct flow
+        std::vector<Lane> lanes;          // the varying ones
+        std::vector<Run> runs;
+        std::vector<Level> levels;
+        std::vector<std::unique_ptr<RunTable>> run_tables;  // per run
+        std::vector<std::unique_ptr<LaneSets>> sets;        // per lane; null if prefix
         std::unique_ptr<TupleTrie> tuples;
         size_t bytes() const;
     };
@@ -235,6 +257,12 @@ class TuplePruningIndex final : public TailIndex {
     // Lane `lane` of the family's words, as its mask or value in network bit order.
     static uint16_t lane_of(uint64_t word, unsigned shift);
     bool needs_rebuild(const FamilyState& state, const Family& family) const;
+    // A member's run lengths: false when `mask` does not mask some run of
+    // `family` as one prefix (then it breaks the family's runs).
+    bool run_lengths(const Family& family, const FlowKey& mask, unsigned lengths[]) const;
+    // The family's runs and tuple levels from its prefix lanes and the
+    // state's members' masks.
+    void find_runs(const FamilyState& state, Family& family) const;
     // The family state for a new subtable of mask map `map` (made, or
     // merged from the families `map` covers).
     FamilyState& family_for(const MiniflowMap& map);

@@ -8,6 +8,7 @@
 // served, so that a pass cannot come from the loop alone.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <bit>
 #include <cstdio>
 #include <map>
@@ -22,6 +23,7 @@
 #include "reference/ovs_reference.h"
 #include "standalone/builtin_lookups.hpp"
 #include "tail/lane_table.hpp"
+#include "tail/run_table.hpp"
 #include "tail/slot_table.hpp"
 #include "tail/tuple_pruning.hpp"
 #include "tail_workloads.hpp"
@@ -297,6 +299,177 @@ TEST(TailIndex, LaneTableAgreesWithItsDefinition) {
         }
         ovsb_rcu_quiesce();
     }
+}
+
+// RunTable::lengths() against the definition, for runs of 1, 2, 3 and 8
+// lanes (an IPv6 address), through inserts and removals: bit l set when
+// some rule of run length l has the key's first l bits.  Rules are a
+// Tuple Space Explosion's (a few bases, each with one bit flipped at its
+// length, so that paths share nodes and ends pile up past the small
+// arrays into LaneTables) and random ones; keys are the rules' values with
+// random tails, and random.  When every rule is gone the table is its
+// root again.
+TEST(TailIndex, RunTableAgreesWithItsDefinition) {
+    for (const unsigned lanes : {1u, 2u, 3u, 8u}) {
+        tail::RunTable table(lanes);
+        const size_t empty_bytes = table.bytes();
+        using Value = std::array<uint16_t, tail::kMaxRunLanes>;
+        struct R {
+            Value v;
+            unsigned length;
+        };
+        std::vector<R> rules;
+        Gen g(lanes * 97);
+        std::vector<Value> bases(4);
+        for (Value& b : bases) {
+            for (unsigned k = 0; k < lanes; k++) b[k] = static_cast<uint16_t>(g.u64());
+        }
+        auto agrees = [&](const Value& key, const R& r) {
+            for (unsigned bit = 0; bit < r.length; bit++) {
+                const unsigned k = bit / 16, b = 15 - bit % 16;
+                if (((key[k] ^ r.v[k]) >> b) & 1) return false;
+            }
+            return true;
+        };
+        auto check = [&](const Value& key, int step) {
+            const tail::RunLengths got = table.lengths(key.data());
+            for (unsigned l = 0; l <= 16 * lanes; l++) {
+                bool want = false;
+                for (const R& r : rules) want = want || (r.length == l && agrees(key, r));
+                ASSERT_EQ(got.test(l), want)
+                    << lanes << " lanes, length " << l << ", step " << step;
+            }
+            for (unsigned l = 16 * lanes + 1; l < 64 * tail::kRunLengthWords; l++) {
+                ASSERT_FALSE(got.test(l)) << "length " << l << " past the run";
+            }
+        };
+        for (int step = 0; step < 4000; step++) {
+            if (rules.empty() || g.below(5) < 3 || step < 200) {
+                R r;
+                r.length = g.below(16 * lanes + 1);
+                if (g.chance(80)) {
+                    r.v = bases[g.below(bases.size())];
+                    if (r.length) {
+                        const unsigned bit = r.length - 1;
+                        r.v[bit / 16] ^= static_cast<uint16_t>(1u << (15 - bit % 16));
+                    }
+                } else {
+                    for (unsigned k = 0; k < lanes; k++) r.v[k] = static_cast<uint16_t>(g.u64());
+                }
+                // Bits past the length: anything (the table masks them off).
+                for (unsigned bit = r.length; bit < 16 * lanes; bit++) {
+                    if (g.chance(50)) r.v[bit / 16] ^= static_cast<uint16_t>(1u << (15 - bit % 16));
+                }
+                table.insert(r.v.data(), r.length);
+                rules.push_back(r);
+            } else {
+                const size_t i = g.below(static_cast<uint32_t>(rules.size()));
+                table.remove(rules[i].v.data(), rules[i].length);
+                rules.erase(rules.begin() + static_cast<long>(i));
+            }
+            if (step % 200 == 199) {
+                for (int n = 0; n < 40; n++) {
+                    Value key{};
+                    if (g.chance(75)) {
+                        const R& r = rules[g.below(rules.size())];
+                        key = r.v;
+                        const unsigned from = g.below(16 * lanes);
+                        for (unsigned bit = from; bit < 16 * lanes; bit++) {
+                            if (g.chance(50))
+                                key[bit / 16] ^= static_cast<uint16_t>(1u << (15 - bit % 16));
+                        }
+                    } else {
+                        for (unsigned k = 0; k < lanes; k++)
+                            key[k] = static_cast<uint16_t>(g.u64());
+                    }
+                    check(key, step);
+                    if (::testing::Test::HasFatalFailure()) return;
+                }
+            }
+            ovsb_rcu_quiesce();
+        }
+        std::printf("%u lanes: %zu rules, %zu nodes, %zu low tables, %zu bytes\n", lanes,
+                    rules.size(), table.nodes(), table.low_tables(), table.bytes());
+        while (!rules.empty()) {
+            table.remove(rules.back().v.data(), rules.back().length);
+            rules.pop_back();
+        }
+        ovsb_rcu_quiesce();
+        EXPECT_EQ(table.nodes(), 1u) << lanes << " lanes: nodes left with no rule";
+        EXPECT_EQ(table.low_tables(), 0u);
+        // The root keeps its LaneTable and child table once it has had them.
+        EXPECT_LE(table.bytes(), empty_bytes + 32 * 1024) << "more than the root's tables";
+        Value zero{};
+        EXPECT_TRUE(table.lengths(zero.data()).empty());
+    }
+}
+
+// The regression that runs fix (perf/dpcls_bench flood-N-hit: 35.77
+// probes a key at 10000 masks when lanes were pruned one by one): a flood
+// on nw_src /i+1, nw_dst /j+1, tp_src /k+1 behind nw_dst routes /20../32
+// of a map without ports, which nests in the flood's (so one family).  A
+// route's second lane (.0.0/d) agrees with an attack key's (.0.2 with a
+// bit flipped), its first (16+n.0) does not: lane by lane, the routes'
+// subtables were candidates of every attack key; in a run they are not.
+// Checked against OVS's loop, and the probes an attack key costs counted.
+TEST(TailIndex, RunsKeepOtherRoutesOffAFloodsKeys) {
+    Fixture f({.head = 1, .min_tail = 4, .head_share = 0});
+    const uint64_t flood_map[2] = {
+        (uint64_t{1} << 3) | (uint64_t{1} << 20) | (uint64_t{1} << 21) | (uint64_t{1} << 30), 0};
+    const uint64_t route_map[2] = {(uint64_t{1} << 3) | (uint64_t{1} << 20) | (uint64_t{1} << 30),
+                                   0};
+    auto flow_of = [](uint32_t s, uint32_t d, uint16_t sp, uint64_t proto) {
+        FullFlow fl{};
+        fl[3] = 1;
+        fl[20] = ip_word(s, d);
+        fl[21] = uint64_t{__builtin_bswap16(sp)} | uint64_t{__builtin_bswap16(4000)} << 16;
+        fl[30] = proto;
+        return fl;
+    };
+    for (unsigned len = 20; len <= 32; len++) {
+        for (uint32_t n = 0; n < 17; n++) {
+            const uint32_t net = (0x10000000u + (len - 20) * 0x01000000u) | n << 16;
+            ASSERT_TRUE(f.cls->insert(mask_of(route_map, {~0ull, prefix32(len) << 32, 0xff}),
+                                      flow_of(0, net, 0, 17).data()));
+        }
+    }
+    std::vector<FullFlow> attack;
+    for (unsigned m = 0; m < 2048; m++) {
+        const unsigned i = m % 32, j = (m / 32) % 32, k = (m / 1024) % 16;
+        const FullFlow fl =
+            flow_of(0x0A000001u ^ (0x80000000u >> i), 0x0A000002u ^ (0x80000000u >> j),
+                    static_cast<uint16_t>(1000 ^ (0x8000u >> k)), 6);
+        attack.push_back(fl);
+        ASSERT_TRUE(f.cls->insert(
+            mask_of(flood_map,
+                    {~0ull, prefix32(i + 1) | prefix32(j + 1) << 32, prefix16(k + 1), 0xff}),
+            fl.data()));
+    }
+    f.cls->sort_subtables();
+    const tail::TuplePruningStats before = f.stats();
+    Gen g(44);
+    for (int b = 0; b < 64; b++) {
+        std::vector<FlowKey> batch;
+        for (unsigned n = 0; n < kMaxBurst; n++) {
+            batch.push_back(
+                make_key({{flood_map[0], flood_map[1]}}, attack[g.below(attack.size())].data()));
+        }
+        ASSERT_TRUE(f.check(batch, "attack keys behind routes of a nested map"));
+    }
+    const tail::TuplePruningStats st = f.stats();
+    const double keys = static_cast<double>(st.keys - before.keys);
+    const double probes = static_cast<double>(st.probes - before.probes) / keys;
+    std::printf(
+        "%zu subtables in %zu families; %.0f attack keys, %.2f probes a key, %llu by the "
+        "loop\n",
+        st.subtables, st.families, keys, probes, (unsigned long long)(st.loops - before.loops));
+    EXPECT_EQ(st.families, 1u) << "the routes' map nests in the flood's";
+    EXPECT_EQ(st.unindexed, 0u);
+    EXPECT_GT(keys, 0.0);
+    // Its own subtable, and the route of length j + 1 for j >= 19 (fields
+    // are pruned apart: nw_src length 0 is the routes', nw_dst's the
+    // flood's): 1 + 13/32 = 1.41 on average.  Lane by lane: 8.99.
+    EXPECT_LT(probes, 1.6) << "each attack key's own subtable, and few more";
 }
 
 // The limits: a lane with more than 64 non-prefix masks leaves its family
