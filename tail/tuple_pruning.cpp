@@ -581,32 +581,43 @@ void TuplePruningIndex::rule_removed(const dpcls_subtable* subtable, const dpcls
 // rest.  A position earns its place by its hits in the last ranking
 // interval (its priority): a subtable probed one by one costs every key
 // that reaches it a probe, and saves the index's cost for the keys it
-// finds, so it stays while it finds at least head_share of the keys that
-// reach it (of the hits at it and after it).  The attacker's subtables
-// cannot hold the head with a trickle each: to keep one there, its frames
-// must be that share of all the traffic that gets past the head before it.
+// finds.  It stays while it finds at least head_share of the keys that
+// reach it (of the hits at it and after it), or at least head_share of
+// the hits of position 0 (the busiest): traffic spread evenly over many
+// subtables keeps them in front (where the fused lookups serve it), which
+// the first test alone did not (20 subtables of 4.5% each: none stayed).
+// The attacker's subtables cannot hold the head with a trickle each: to
+// keep one there, its frames must be that share of the busiest subtable's
+// or of all the traffic that gets past the head before it; and the
+// ranking puts the busier legitimate subtables before it anyway.
 // Example (head_share 1/16): legitimate traffic in two subtables of 45%
 // each and an attack of 10% over 1000 masks: positions 0 (45 of 100) and
-// 1 (45 of 55) stay; position 2 (0.01 of 10) does not: head 2, where a
-// fixed head of 16 made every attack key probe 14 attack subtables one by
-// one before the index.  No hits at all (no ranking yet): `head`.
+// 1 (45 of 55) stay; position 2 (0.01 of 10, and of 45) does not: head 2,
+// where a fixed head of 16 made every attack key probe 14 attack subtables
+// one by one before the index.  Legitimate traffic in 20 subtables of
+// 4.5%: the first 16 stay (4.5 of 4.5).  No hits at all (no ranking yet):
+// `head`.
 size_t TuplePruningIndex::head_of(const PvectorImpl* ranking, size_t size) const {
     const size_t most = std::min(config_.head, size);
     if (config_.head_share <= 0) {
         return most;
     }
-    uint64_t rest = 0;  // hits at position p and after
+    uint64_t rest = 0, top = 0;  // hits at position p and after; the most at one
     for (size_t p = 0; p < size; p++) {
-        rest += static_cast<uint64_t>(std::max(ranking->vector[p].priority, 0));
+        const auto hits = static_cast<uint64_t>(std::max(ranking->vector[p].priority, 0));
+        rest += hits;
+        top = std::max(top, hits);
     }
     if (rest == 0) {
         return most;
     }
+    const double share = config_.head_share;
     size_t p = 0;
     for (; p < most; p++) {
         const auto hits = static_cast<uint64_t>(std::max(ranking->vector[p].priority, 0));
+        const auto h = static_cast<double>(hits);
         if (hits == 0 ||
-            static_cast<double>(hits) < config_.head_share * static_cast<double>(rest)) {
+            (h < share * static_cast<double>(rest) && h < share * static_cast<double>(top))) {
             break;
         }
         rest -= hits;

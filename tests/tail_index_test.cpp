@@ -204,6 +204,44 @@ TEST(TailIndex, HeadKeepsOnlyWhatEarnsIt) {
     }
 }
 
+// Traffic spread evenly over many subtables stays in front: 20 busy
+// subtables (1/20 of the hits each, less than 1/16 of those at and after
+// the first) and 60 with a trickle.  The head is the first 16 busy ones
+// (each has all of the busiest one's hits); the trickles go to the index.
+TEST(TailIndex, HeadKeepsTrafficSpreadOverManySubtables) {
+    Fixture f({.head = 16, .min_tail = 8});
+    const uint64_t map[2] = {uint64_t{1} << 20, 0};
+    std::vector<FlowKey> keys;
+    // Subtable n: nw_src /a, nw_dst /b, the rule's bits a and b flipped
+    // (so a key matches its own subtable alone).
+    for (uint32_t n = 0; n < 80; n++) {
+        const unsigned a = 8 + n % 20, b = 8 + n / 20;
+        FullFlow fl{};
+        fl[20] =
+            ip_word(0x0A000000 ^ (0x80000000u >> (a - 1)), 0x10000000 ^ (0x80000000u >> (b - 1)));
+        ASSERT_TRUE(f.cls->insert(mask_of(map, {prefix32(a) | prefix32(b) << 32}), fl.data()).ok());
+        keys.push_back(make_key({{map[0], map[1]}}, fl.data()));
+    }
+    std::vector<FlowKey> busy(keys.begin(), keys.begin() + 20);
+    for (int round = 0; round < 16; round++) {
+        for (size_t i = 0; i < busy.size(); i += 10) {
+            ASSERT_TRUE(f.check(
+                {busy.begin() + static_cast<long>(i), busy.begin() + static_cast<long>(i + 10)},
+                "busy subtables"));
+        }
+    }
+    for (size_t i = 20; i < keys.size(); i += 20) {
+        ASSERT_TRUE(
+            f.check({keys.begin() + static_cast<long>(i), keys.begin() + static_cast<long>(i + 20)},
+                    "trickles"));
+    }
+    f.cls->sort_subtables();
+    EXPECT_EQ(f.index->summary().start, 16u) << "the busy subtables stay in front";
+    const uint64_t before = f.stats().keys;
+    ASSERT_TRUE(f.check({keys.begin() + 40, keys.begin() + 60}, "keys of trickles"));
+    EXPECT_EQ(f.stats().keys - before, 20u) << "the index serves the trickles";
+}
+
 // Masks that leave a word out of their map (an address's later words under
 // a short prefix) share a family with those that have it: a missing word
 // is a zero mask there.  Subtables of map {20} (a prefix of word 20) and of
