@@ -52,6 +52,7 @@ int64_t steady_ns() {
 struct OpenRanking {
     const Runtime* runtime = nullptr;
     int64_t start_ns = -1;
+    uint32_t busiest = 0;  // the most hits a subtable probed in it had
 };
 thread_local OpenRanking t_ranking;
 
@@ -228,8 +229,16 @@ void Runtime::ranking_begin() {
     if (t_ranking.runtime) {
         return;  // one is open on this thread already: counted once
     }
-    t_ranking = {this, steady_ns()};
+    t_ranking = {this, steady_ns(), 0};
     rankings_active_.fetch_add(1, std::memory_order_relaxed);
+}
+
+uint32_t Runtime::ranking_busiest(uint32_t hits) {
+    if (t_ranking.runtime != this) {
+        return 0;
+    }
+    t_ranking.busiest = std::max(t_ranking.busiest, hits);
+    return t_ranking.busiest;
 }
 
 void Runtime::ranking_end() {

@@ -170,6 +170,11 @@ class Runtime {
     // while any thread ranks.  One ranking at a time per thread.
     void ranking_begin();
     void ranking_end();
+    // Inside a ranking call on this thread: the most hits of the subtables
+    // probed in it so far, `hits` (this probe's) included; 0 outside one.
+    // A ranking probes in the previous ranking's order, so the busiest
+    // subtables come first.
+    uint32_t ranking_busiest(uint32_t hits);
 
     RuntimeStats stats() const;
 

@@ -319,7 +319,8 @@ ovsb_lookup_func SubtableLookups::probe(const ProbeContext& ctx) {
     // hit (a p2p flood of 2500 cold masks spent ~0.5 us per probe when each
     // had an entry).  A stale `known` read (another thread just made the
     // entry) only defers the subtable to the next ranking.
-    const bool cold = ctx.hits < runtime_.hot_hits();
+    const bool cold = ctx.hits < runtime_.hot_hits() ||
+                      uint64_t{ctx.hits} * kBusiestShare < runtime_.ranking_busiest(ctx.hits);
     if (cold && !s.known.maybe(ctx.subtable)) {
         return nullptr;
     }

@@ -6,7 +6,8 @@
 //
 // Tiers.  A new subtable is served by `specialized`/`generic` (the probe
 // declines: tier 0).  When the classifier re-probes it at ranking time with
-// at least `hot_hits` hits in the interval, the probe asks the compiler
+// at least `hot_hits` hits in the interval (and a share of the busiest
+// subtable's: kBusiestShare), the probe asks the compiler
 // thread (compiler_thread.hpp) for a lookup of its mask map with no fast
 // path (tier 1) and keeps declining; at a later ranking it finds the code
 // ready and returns it.  That code samples the maps of the keys it matched
@@ -39,6 +40,16 @@
 
 namespace ovscls::jit {
 
+// Hot also means at least 1/kBusiestShare of the hits of the busiest
+// subtable the ranking call has probed (Runtime::ranking_busiest()).  In
+// a mask flood the tail index makes each attack subtable's lookup cheap
+// enough that thousands of them pass `hot_hits` (a 2500-mask flood at
+// 9 Mpps: ~90 hits a second each) while the legitimate subtables have
+// millions: compiling and installing code for each of them made the
+// flood's ranking call ~330 us slower (tail_index, 2026-12-07), for
+// lookups the index serves anyway.  Traffic spread evenly over many
+// subtables is hot in each of them.
+inline constexpr uint32_t kBusiestShare = 256;
 // A subtable is recompiled for a new expected map at most this often: once
 // for its traffic, once more if the traffic's map changes.  Traffic whose
 // maps keep changing (a flood of odd packets) stays on the slow path rather

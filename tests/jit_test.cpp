@@ -550,6 +550,42 @@ TEST_F(JitCodeTest, ColdSubtablesLeaveNoTrace) {
     EXPECT_EQ(engine().stats().subtables, 0u);
 }
 
+// In a ranking call, a subtable with hot_hits hits but fewer than
+// 1/kBusiestShare of the busiest one's (a mask flood's, which the tail
+// index serves) stays cold: no entry, no compile.  Subtables with a share
+// of the traffic near the busiest one's are hot; outside a ranking call
+// (a re-probe on prio-set) hot_hits alone decides.
+TEST_F(JitCodeTest, FloodSubtablesBesideABusyOneStayCold) {
+    const uint32_t hot = engine().config().hot_hits;
+    ASSERT_GT(hot, 0u);
+    Gen g(43);
+    std::vector<std::unique_ptr<RandomSubtable>> subtables;
+    for (int i = 0; i < 26; i++) {
+        subtables.push_back(std::make_unique<RandomSubtable>(g, 1 + g.below(6), g.below(3), 2));
+    }
+    auto probe = [&](int i, uint32_t hits) {
+        const Subtable& v = *view(subtables[i]->subtable);
+        return engine().probe({v.u0_bits, v.u1_bits, subtables[i]->subtable, hits});
+    };
+    const uint32_t busy = hot * jit::kBusiestShare * 4;
+    engine().ranking_begin();
+    probe(0, busy);
+    for (int i = 1; i <= 20; i++) probe(i, hot * 2);  // below busy / kBusiestShare
+    engine().ranking_end();
+    EXPECT_EQ(engine().stats().requests, 1u) << "the busy subtable alone";
+    EXPECT_EQ(engine().stats().subtables, 1u);
+    engine().ranking_begin();
+    probe(0, busy);
+    for (int i = 21; i <= 25; i++) probe(i, busy / 2);  // spread: near the busiest
+    engine().ranking_end();
+    EXPECT_EQ(engine().stats().requests, 6u) << "and the five near it";
+    probe(1, hot * 2);  // outside a ranking call
+    EXPECT_EQ(engine().stats().requests, 7u);
+    engine().drain();
+    for (auto& st : subtables) engine().release(st->subtable, nullptr);
+    EXPECT_EQ(engine().stats().subtables, 0u);
+}
+
 // While a thread is inside a ranking call the compiler thread does not
 // compile (a compile beside the ranking slows the PMD's one stall), and once
 // the ranking ends it does; with a short hold the compile goes ahead even
