@@ -182,8 +182,8 @@ extern "C" char* ovscls_plugin_tail_show(void) {
     char* text = nullptr;
     if (asprintf(&text,
                  "tail_index: %s, head %u at most (each rank with 1/%.0f or more of the hits "
-                 "at it and after it, or of the busiest rank's), served with %u or more "
-                 "subtables after it\n"
+                 "at it and after it, or of the busiest rank's where those hold most), served "
+                 "with %u or more subtables after it\n"
                  "  bounds: %zu MiB an index (past it new subtables are probed one by one), "
                  "%zu candidates a key (past it OVS's loop over the tail)\n"
                  "  indexes %llu, keys looked up %llu, matched %llu%s%s\n"

@@ -582,47 +582,56 @@ void TuplePruningIndex::rule_removed(const dpcls_subtable* subtable, const dpcls
 // interval (its priority): a subtable probed one by one costs every key
 // that reaches it a probe, and saves the index's cost for the keys it
 // finds.  It stays while it finds at least head_share of the keys that
-// reach it (of the hits at it and after it), or at least head_share of
-// the hits of position 0 (the busiest): traffic spread evenly over many
-// subtables keeps them in front (where the fused lookups serve it), which
-// the first test alone did not (20 subtables of 4.5% each: none stayed).
-// The attacker's subtables cannot hold the head with a trickle each: to
-// keep one there, its frames must be that share of the busiest subtable's
-// or of all the traffic that gets past the head before it; and the
-// ranking puts the busier legitimate subtables before it anyway.
-// Example (head_share 1/16): legitimate traffic in two subtables of 45%
-// each and an attack of 10% over 1000 masks: positions 0 (45 of 100) and
-// 1 (45 of 55) stay; position 2 (0.01 of 10, and of 45) does not: head 2,
-// where a fixed head of 16 made every attack key probe 14 attack subtables
-// one by one before the index.  Legitimate traffic in 20 subtables of
-// 4.5%: the first 16 stay (4.5 of 4.5).  No hits at all (no ranking yet):
+// reach it (of the hits at it and after it).  Traffic spread evenly over
+// many subtables fails that (20 subtables of 4.5% each: none stayed, and
+// every legitimate key asked the index instead of the fused lookups), so
+// the head also takes the first ranks with at least head_share of the
+// busiest rank's hits when together they hold most (half or more) of the
+// hits.  The attacker's subtables cannot hold the head with a trickle
+// each: to keep one there, its frames must be head_share of all the
+// traffic that gets past the head before it, or with the ranks before it
+// most of the traffic.  Example (head_share 1/16): legitimate traffic in
+// two subtables of 45% each and an attack of 10% over 1000 masks:
+// positions 0 (45 of 100) and 1 (45 of 55) stay; position 2 (0.01 of 10)
+// does not: head 2, where a fixed head of 16 made every attack key probe
+// 14 attack subtables one by one before the index.  Legitimate traffic in
+// 20 subtables of 4.5%: the first 16 (72%).  A flood alone over 100 masks
+// of 1% each: none (16 hold 16%).  No hits at all (no ranking yet):
 // `head`.
 size_t TuplePruningIndex::head_of(const PvectorImpl* ranking, size_t size) const {
     const size_t most = std::min(config_.head, size);
     if (config_.head_share <= 0) {
         return most;
     }
-    uint64_t rest = 0, top = 0;  // hits at position p and after; the most at one
+    uint64_t total = 0, top = 0;  // hits of all positions; the most at one
     for (size_t p = 0; p < size; p++) {
         const auto hits = static_cast<uint64_t>(std::max(ranking->vector[p].priority, 0));
-        rest += hits;
+        total += hits;
         top = std::max(top, hits);
     }
-    if (rest == 0) {
+    if (total == 0) {
         return most;
     }
     const double share = config_.head_share;
-    size_t p = 0;
-    for (; p < most; p++) {
-        const auto hits = static_cast<uint64_t>(std::max(ranking->vector[p].priority, 0));
-        const auto h = static_cast<double>(hits);
-        if (hits == 0 ||
-            (h < share * static_cast<double>(rest) && h < share * static_cast<double>(top))) {
+    auto hits_at = [&](size_t p) {
+        return static_cast<uint64_t>(std::max(ranking->vector[p].priority, 0));
+    };
+    size_t earns = 0;  // ranks that earn their probe against what follows
+    for (uint64_t rest = total; earns < most; earns++) {
+        const uint64_t hits = hits_at(earns);
+        if (hits == 0 || static_cast<double>(hits) < share * static_cast<double>(rest)) {
             break;
         }
         rest -= hits;
     }
-    return p;
+    size_t busy = 0;  // ranks near the busiest one's hits
+    uint64_t held = 0;
+    for (; busy < most && hits_at(busy) > 0 &&
+           static_cast<double>(hits_at(busy)) >= share * static_cast<double>(top);
+         busy++) {
+        held += hits_at(busy);
+    }
+    return held * 2 >= total ? std::max(earns, busy) : earns;
 }
 
 void TuplePruningIndex::ranking_published(const PvectorImpl* ranking) {

@@ -96,8 +96,8 @@ struct TuplePruningConfig {
     size_t min_tail = 32;  // served only when the ranking has this many after `head`
     // The head ends at the first position whose hits in the last ranking
     // interval are less than this share of the hits at it and after it,
-    // and less than this share of the busiest position's (head_of()); 0:
-    // always `head` positions.
+    // unless the ranks with this share of the busiest one's hits hold most
+    // of them (head_of()); 0: always `head` positions.
     double head_share = 1.0 / 16;
     size_t max_bytes = size_t{64} << 20;
     size_t max_candidates = 64;  // per key; more: the loop over the tail

@@ -207,7 +207,8 @@ TEST(TailIndex, HeadKeepsOnlyWhatEarnsIt) {
 // Traffic spread evenly over many subtables stays in front: 20 busy
 // subtables (1/20 of the hits each, less than 1/16 of those at and after
 // the first) and 60 with a trickle.  The head is the first 16 busy ones
-// (each has all of the busiest one's hits); the trickles go to the index.
+// (each has all of the busiest one's hits, and together most hits); the
+// trickles go to the index.  Then all 80 equally busy: nothing in front.
 TEST(TailIndex, HeadKeepsTrafficSpreadOverManySubtables) {
     Fixture f({.head = 16, .min_tail = 8});
     const uint64_t map[2] = {uint64_t{1} << 20, 0};
@@ -240,6 +241,17 @@ TEST(TailIndex, HeadKeepsTrafficSpreadOverManySubtables) {
     const uint64_t before = f.stats().keys;
     ASSERT_TRUE(f.check({keys.begin() + 40, keys.begin() + 60}, "keys of trickles"));
     EXPECT_EQ(f.stats().keys - before, 20u) << "the index serves the trickles";
+    // All 80 equally busy (a flood alone): the first 16 hold a fifth of
+    // the hits, not most: none stays in front, as none earns its probe.
+    for (int round = 0; round < 4; round++) {
+        for (size_t i = 0; i < keys.size(); i += 20) {
+            ASSERT_TRUE(f.check(
+                {keys.begin() + static_cast<long>(i), keys.begin() + static_cast<long>(i + 20)},
+                "all equally busy"));
+        }
+    }
+    f.cls->sort_subtables();
+    EXPECT_EQ(f.index->summary().start, 0u) << "a flood spread evenly keeps nothing in front";
 }
 
 // Masks that leave a word out of their map (an address's later words under
