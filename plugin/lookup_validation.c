@@ -17,7 +17,8 @@
  * order for the keys it served, and compares the keys found and missed,
  * each key's rule and the lookups count; its exit line is "checked 'NAME'
  * (fused): N keys against OVS's generic over the same subtables, M
- * mismatches".  With every slot taken a probe
+ * mismatches" (logged also each time N passes a power of two, so that a
+ * switch killed before its exit leaves its counts; so for the others).  With every slot taken a probe
  * declines (the subtable loop serves, still checked), said once in the log.
  *
  * Validation builds only (build-ovs.sh --validate): a lookup costs two
@@ -127,6 +128,20 @@ forget(const struct dpcls_subtable *subtable)
     ovs_mutex_unlock(&recorded_mutex);
 }
 
+static void report_wrapped(size_t i);
+static void report_fused(void);
+
+/* True when a count that was 'before' and grew by 'added' passed a power
+ * of two (1, 2, 4, ...).  The counts are then logged as the exit line
+ * logs them: a switch stopped without its exit hooks (SIGKILL, a test
+ * that kills it) still leaves what it checked in its log, in a few dozen
+ * lines over its life; the last line of each lookup is its count. */
+static bool
+passed_power_of_two(uint64_t before, uint64_t added)
+{
+    return added && (!before || log_2_floor(before) != log_2_floor(before + added));
+}
+
 /* The lookup OVS runs for every subtable a wrapped provider serves: the
  * provider's function, checked against OVS's generic on the same keys. */
 static uint32_t
@@ -166,6 +181,9 @@ validated_lookup(struct dpcls_subtable *subtable, uint32_t keys_map,
 
     atomic_add_relaxed(&wrapped[provider].checked, count_1bits(keys_map),
                        &before);
+    if (passed_power_of_two(before, count_1bits(keys_map))) {
+        report_wrapped(provider);
+    }
     if (bad) {
         atomic_add_relaxed(&wrapped[provider].mismatches, count_1bits(bad),
                            &before);
@@ -304,6 +322,9 @@ validated_fused(struct fused_slot *slot, uint32_t keys_map,
         bad |= served;
     }
     atomic_add_relaxed(&fused_checked, count_1bits(served), &before);
+    if (passed_power_of_two(before, count_1bits(served))) {
+        report_fused();
+    }
     if (bad) {
         atomic_add_relaxed(&fused_mismatches, count_1bits(bad), &before);
         VLOG_ERR_RL(&mismatch_rl, "validation: '%s' mismatches OVS's generic "
@@ -437,26 +458,44 @@ lookup_validation_wrap_fused(
 }
 
 static void
-validation_report(void *aux OVS_UNUSED)
+report_fused(void)
+{
+    uint64_t checked, mismatches;
+
+    atomic_read_relaxed(&fused_checked, &checked);
+    atomic_read_relaxed(&fused_mismatches, &mismatches);
+    VLOG_INFO("checked '%s' (fused): %"PRIu64" keys against OVS's "
+              "generic over the same subtables, %"PRIu64" mismatches",
+              fused_name, checked, mismatches);
+}
+
+static void
+report_wrapped(size_t i)
+{
+    uint64_t checked, mismatches;
+
+    atomic_read_relaxed(&wrapped[i].checked, &checked);
+    atomic_read_relaxed(&wrapped[i].mismatches, &mismatches);
+    VLOG_INFO("checked '%s': %"PRIu64" keys against OVS's generic, "
+              "%"PRIu64" mismatches", wrapped[i].name, checked,
+              mismatches);
+}
+
+void
+lookup_validation_report(void)
 {
     if (fused_name) {
-        uint64_t checked, mismatches;
-
-        atomic_read_relaxed(&fused_checked, &checked);
-        atomic_read_relaxed(&fused_mismatches, &mismatches);
-        VLOG_INFO("checked '%s' (fused): %"PRIu64" keys against OVS's "
-                  "generic over the same subtables, %"PRIu64" mismatches",
-                  fused_name, checked, mismatches);
+        report_fused();
     }
     for (size_t i = 0; i < n_wrapped; i++) {
-        uint64_t checked, mismatches;
-
-        atomic_read_relaxed(&wrapped[i].checked, &checked);
-        atomic_read_relaxed(&wrapped[i].mismatches, &mismatches);
-        VLOG_INFO("checked '%s': %"PRIu64" keys against OVS's generic, "
-                  "%"PRIu64" mismatches", wrapped[i].name, checked,
-                  mismatches);
+        report_wrapped(i);
     }
+}
+
+static void
+validation_report(void *aux OVS_UNUSED)
+{
+    lookup_validation_report();
 }
 
 bool

@@ -39,4 +39,7 @@ bool lookup_validation_wrap_fused(const char* name,
                                                        size_t n, struct dpcls_fused_lookup* out),
                                   void (**release_fused)(const struct dpcls_fused_lookup* lookup));
 
+/* Logs each wrapped lookup's counts so far (as at exit). */
+void lookup_validation_report(void);
+
 #endif /* plugin/lookup_validation.h */

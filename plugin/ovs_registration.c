@@ -254,16 +254,23 @@ tail_mismatch(const char *what)
     VLOG_ERR_RL(&tail_mismatch_rl, "%s", what);
 }
 
-/* Logs what the validation mode checked, at exit (as the autovalidator
- * does for the subtable lookups). */
+/* Logs what the validation mode checked so far: as the keys checked pass
+ * each power of two (any thread), and at exit (as the autovalidator does
+ * for the subtable lookups).  The last line is the count. */
+static void
+tail_validation_progress(uint64_t checked, uint64_t mismatched)
+{
+    VLOG_INFO("checked 'tail_index': %"PRIu64" keys against OVS's loop over "
+              "the tail, %"PRIu64" mismatches", checked, mismatched);
+}
+
 static void
 tail_validation_report(void *aux OVS_UNUSED)
 {
     uint64_t checked, mismatched;
 
     ovscls_plugin_tail_validated(&checked, &mismatched);
-    VLOG_INFO("checked 'tail_index': %"PRIu64" keys against OVS's loop over "
-              "the tail, %"PRIu64" mismatches", checked, mismatched);
+    tail_validation_progress(checked, mismatched);
 }
 #endif
 
@@ -531,6 +538,31 @@ test_mode_start(void)
     }
 }
 
+/* Validation builds: every checked lookup's counts from the start (0
+ * keys), once logging is up (at the first other_config), so that the log
+ * of every validating switch says what it checks, even one killed before
+ * it looked anything up (the counts are logged again as they grow). */
+static void
+validation_start(void)
+{
+#if defined(OVSCLS_PLUGIN_VALIDATE) || PLUGIN_CAN_VALIDATE_TAIL
+    static bool started;
+
+    if (started) {
+        return;
+    }
+    started = true;
+#ifdef OVSCLS_PLUGIN_VALIDATE
+    lookup_validation_report();
+#endif
+#if PLUGIN_CAN_VALIDATE_TAIL
+    if (tail_validating()) {
+        tail_validation_report(NULL);
+    }
+#endif
+#endif
+}
+
 static void
 plugin_set_config(const struct smap *other_config)
 {
@@ -542,6 +574,7 @@ plugin_set_config(const struct smap *other_config)
     bool list_changed = !nullable_string_is_equal(list, applied_list);
 
     test_mode_start();
+    validation_start();
     free(applied_list);
     applied_list = nullable_xstrdup(list);
     if (!value_changed && !(list_changed && !on)) {
@@ -707,7 +740,7 @@ OVS_CONSTRUCTOR(ovscls_plugin_register)
 #if PLUGIN_HAS_TAIL
 #if PLUGIN_CAN_VALIDATE_TAIL
     if (tail_validating()) {
-        ovscls_plugin_tail_validate(tail_mismatch);
+        ovscls_plugin_tail_validate(tail_mismatch, tail_validation_progress);
     }
 #endif
     tail_head = tail_default_head();

@@ -89,8 +89,10 @@ uint64_t ovscls_plugin_fused_ready(void);
 
 void ovscls_plugin_tail_configure(bool on, uint32_t head, uint32_t min_tail);
 /* Validation builds: every answer checked against OVS's loop; `report`
- * hears of each mismatch.  _validated(): the counts so far. */
-void ovscls_plugin_tail_validate(void (*report)(const char* what));
+ * hears of each mismatch, `progress` of the counts each time the keys
+ * checked pass a power of two.  _validated(): the counts so far. */
+void ovscls_plugin_tail_validate(void (*report)(const char* what),
+                                 void (*progress)(uint64_t checked, uint64_t mismatched));
 void ovscls_plugin_tail_validated(uint64_t* checked, uint64_t* mismatched);
 char* ovscls_plugin_tail_show(void);
 /* One index per dpcls, told of its subtables, rules and rankings, asked

@@ -5,6 +5,7 @@
 // ones (view, lookup) from dpcls_lookup() without a lock.
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -41,6 +42,7 @@ std::atomic<uint64_t> live{0}, keys_in{0}, keys_found{0};
 // the autovalidator): each lookup's answer checked against OVS's loop over
 // the same positions; keys checked, and those answered differently.
 std::atomic<void (*)(const char*)> on_mismatch{nullptr};
+std::atomic<void (*)(uint64_t, uint64_t)> on_progress{nullptr};
 std::atomic<uint64_t> validated{0}, mismatches{0};
 
 // The writer-side hooks' cost, over all indexes since the start (relaxed:
@@ -80,8 +82,12 @@ const TuplePruningIndex* index_of(const void* tail) {
 }  // namespace
 
 // Turns the validation mode on; `report` is called (from the thread that
-// looks up) with a description of each mismatch.
-extern "C" void ovscls_plugin_tail_validate(void (*report)(const char* what)) {
+// looks up) with a description of each mismatch, `progress` with the
+// counts so far each time the keys checked pass a power of two.
+extern "C" void ovscls_plugin_tail_validate(void (*report)(const char* what),
+                                            void (*progress)(uint64_t checked,
+                                                             uint64_t mismatched)) {
+    on_progress.store(progress, std::memory_order_release);
     on_mismatch.store(report, std::memory_order_release);
 }
 
@@ -276,7 +282,16 @@ namespace {
 void validate(uint32_t keys_map, uint32_t found, dpcls_rule* const* rules, int got,
               uint32_t want_found, dpcls_rule* const* want, int want_lookups,
               void (*report)(const char*)) {
-    validated.fetch_add(__builtin_popcount(keys_map), std::memory_order_relaxed);
+    const auto n = static_cast<uint64_t>(__builtin_popcount(keys_map));
+    const uint64_t before = validated.fetch_add(n, std::memory_order_relaxed);
+    // The counts so far each time they pass a power of two (1, 2, 4, ...):
+    // a switch stopped without its exit hooks (SIGKILL) still leaves them
+    // in its log, in a few dozen lines over its life.
+    if (n && std::bit_width(before) != std::bit_width(before + n)) {
+        if (auto* progress = on_progress.load(std::memory_order_acquire)) {
+            progress(before + n, mismatches.load(std::memory_order_relaxed));
+        }
+    }
     for (uint32_t map = keys_map; map; map &= map - 1) {
         const int i = __builtin_ctz(map);
         const bool hit = found >> i & 1, want_hit = want_found >> i & 1;

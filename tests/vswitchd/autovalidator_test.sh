@@ -83,7 +83,8 @@ check "runtime's subtable lookups checked: $(checked runtime subtable)" \
 # and checks each answer against OVS's loop itself (plugin/ovs_registration.c).
 tail_counts=$(sed -n "s/^.*|dpcls_plugin|INFO|checked 'tail_index': //p" "$work/ovs-vswitchd.log")
 echo "# tail_index: $tail_counts"
-tail_checked=$(sed -n 's/^\([0-9]*\) keys against .*/\1/p' <<<"$tail_counts")
+# (Logged as the count grows and at exit: the last line is the count.)
+tail_checked=$(sed -n 's/^\([0-9]*\) keys against .*/\1/p' <<<"$tail_counts" | tail -1)
 check "the tail index's answers checked against OVS's loop: ${tail_checked:-none} keys" \
     test "${tail_checked:-0}" -gt 0
 check "the tail index: 0 mismatches" grep -q ', 0 mismatches$' <<<"$tail_counts"

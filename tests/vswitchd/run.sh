@@ -189,10 +189,16 @@ for config in "${configs[@]}"; do
         # of specialized, of runtime and of tail_index (jit_avx2 and
         # jit_fused need hot subtables, which validate_test.sh makes), and
         # 0 mismatches.
-        counts=$(cat "$prefix"/src/tests/testsuite.dir/*/ovs-vswitchd.log 2>/dev/null | sed -n \
+        # A switch logs its counts as they grow and at exit: each log's
+        # last line per lookup is its count.
+        counts=$(for log in "$prefix"/src/tests/testsuite.dir/*/ovs-vswitchd.log; do
+            [ -f "$log" ] || continue
+            sed -n \
             -e "s/.*|dpcls_plugin_validation|INFO|checked '\([^']*\)': \([0-9]*\) keys against OVS's generic, \([0-9]*\) mismatches/\1 \2 \3/p" \
             -e "s/.*|dpcls_plugin_validation|INFO|checked '\([^']*\)' (fused): \([0-9]*\) keys against OVS's generic over the same subtables, \([0-9]*\) mismatches/\1(fused) \2 \3/p" \
-            -e "s/.*|dpcls_plugin|INFO|checked '\(tail_index\)': \([0-9]*\) keys against OVS's loop over the tail, \([0-9]*\) mismatches/\1 \2 \3/p" |
+            -e "s/.*|dpcls_plugin|INFO|checked '\(tail_index\)': \([0-9]*\) keys against OVS's loop over the tail, \([0-9]*\) mismatches/\1 \2 \3/p" \
+                "$log" | awk '{ last[$1] = $0 } END { for (k in last) print last[k] }'
+            done |
             awk '{ c[$1] += $2; m[$1] += $3 }
                  END { for (k in c) printf "%s: %d keys checked, %d mismatches\n", k, c[k], m[k] }' | sort)
         echo "    validation, over the testsuite's ovs-vswitchd logs:"
@@ -213,9 +219,13 @@ for config in "${configs[@]}"; do
         # The plugin checks its tail index itself in these builds (its
         # answers against OVS's loop over the same subtables) and logs
         # "checked 'tail_index': N keys against ..." at exit too.
-        counts=$(cat "$prefix"/src/tests/testsuite.dir/*/ovs-vswitchd.log 2>/dev/null | sed -n \
+        counts=$(for log in "$prefix"/src/tests/testsuite.dir/*/ovs-vswitchd.log; do
+            [ -f "$log" ] || continue
+            sed -n \
             -e "s/.*|dpif_lookup_autovalidator|INFO|checked '\([^']*\)': \([0-9]*\) \([a-z]*\) lookups against generic, \([0-9]*\) mismatches/\1 \3 \2 \4/p" \
-            -e "s/.*|dpcls_plugin|INFO|checked '\(tail_index\)': \([0-9]*\) keys against OVS's loop over the tail, \([0-9]*\) mismatches/\1 tail \2 \3/p" |
+            -e "s/.*|dpcls_plugin|INFO|checked '\(tail_index\)': \([0-9]*\) keys against OVS's loop over the tail, \([0-9]*\) mismatches/\1 tail \2 \3/p" \
+                "$log" | awk '{ last[$1 " " $2] = $0 } END { for (k in last) print last[k] }'
+            done |
             awk '{ c[$1 " " $2] += $3; m[$1 " " $2] += $4 }
                  END { for (k in c) printf "%s lookups: %d checked, %d mismatches\n", k, c[k], m[k] }' | sort)
         echo "    autovalidator, over the testsuite's ovs-vswitchd logs:"

@@ -102,14 +102,19 @@ off_and_on tail_index 4 tail_lines
 tail_show=$(ovs-appctl dpcls-plugin/tail-show)
 echo "$tail_show" | sed 's/^/# /'
 
-# The counts, logged at exit.
+# The counts, logged as they grow (each time one passes a power of two):
+# there before the switch stops, so that a switch killed without its exit
+# hooks leaves them too.  Then at exit.
+check "the counts are in the log before the exit" \
+    grep -q "dpcls_plugin_validation|INFO|checked 'specialized': [1-9]" "$work/ovs-vswitchd.log"
 stop_switch
 counts=$(sed -n -e "s/^.*|dpcls_plugin_validation|INFO|checked //p" \
     -e "s/^.*|dpcls_plugin|INFO|checked \('tail_index'\)/\1 (tail)/p" "$work/ovs-vswitchd.log")
 echo "$counts" | sed 's/^/# checked /'
-checked() {  # checked NAME ['(fused)'|'(tail)']: keys of NAME's lookups checked (0: none logged)
+checked() {  # checked NAME ['(fused)'|'(tail)']: keys of NAME's lookups checked, its last line (0: none logged)
     local n
-    n=$(grep -F "'$1'${2:+ $2}: " <<<"$counts" | sed -n 's/^[^:]*: \([0-9]*\) keys against .*/\1/p')
+    n=$(grep -F "'$1'${2:+ $2}: " <<<"$counts" | sed -n 's/^[^:]*: \([0-9]*\) keys against .*/\1/p' |
+        tail -1)
     echo "${n:-0}"
 }
 check "the validation logged its counts at exit" test -n "$counts"
