@@ -87,6 +87,9 @@ while read -r p; do
     fi
 done <"$OLDPWD/$patch_dir/series"
 echo "build-ovn.sh: OVN $ovn_version with $(grep -cv -e '^#' -e '^$' "$OLDPWD/$patch_dir/series") patches, against $tree" >&2
+# Without OVN's Sphinx docs (a minute or more of CPU where python3-sphinx
+# is installed; nothing here reads them), as cached-build.sh does for OVS.
+export SPHINXBUILD=none
 {
     ./boot.sh && ./configure --with-ovs-source="$tree" --with-ovs-build="$tree" --enable-silent-rules &&
         make -j"$(nproc)"

@@ -56,6 +56,10 @@
 #                    turn to its release, built, and tests/dpcls.at run
 #                    (patches/check-each-patch.sh): one change a reviewer
 #                    can apply and test on its own
+#   ovn              OVN 26.03.1 built against OVS 4.0 with the series
+#                    (patches/build-ovn.sh), its testsuite's packet tests
+#                    against the plugin in its validation mode, every
+#                    switch's log read (tests/ovn/run.sh)
 #
 #   tests/run.sh                 the gate
 #   tests/run.sh --all           the gate and the matrix
@@ -107,6 +111,7 @@ vswitchd-3.1-more | matrix |  600 |  420
 sanitizer-more    | matrix |  330 |  120
 aarch64           | matrix | 1200 |  400
 series-each       | matrix | 3600 | 2400
+ovn               | matrix | 2400 | 1800
 TABLE
 }
 table_field() {  # table_field LABEL COLUMN (2: part, 3: cold, 4: warm)
@@ -231,6 +236,7 @@ label_cached() {  # label_cached LABEL: are its builds cached?
         vswitchd-3.1-more) patched_cached --plugin-default && patched_cached --autovalidator ;;
         aarch64) lib_cached aarch64-crc && lib_cached aarch64-debian &&
             patched_cached --host aarch64-linux-gnu --plugin-default ;;
+        ovn) patched_cached --ovs 4.0 --validate && patches/build-ovn.sh --cached >/dev/null 2>&1 ;;
         *) false ;;
     esac
 }
@@ -519,6 +525,13 @@ label_series_each() {
         phase "the $release series one patch at a time: each builds and passes tests/dpcls.at"
         count patches/check-each-patch.sh "$release"
     done
+}
+# OVN 26.03.1's own testsuite (its tests that send packets through the
+# logical pipelines) against OVS 4.0 with the plugin in its validation
+# mode, every switch's log read for mismatches and counts (tests/ovn/run.sh).
+label_ovn() {
+    phase "OVN 26.03.1's testsuite against OVS 4.0 with the plugin (validation: every lookup checked)"
+    count tests/ovn/run.sh
 }
 label_aarch64() {
     local flavour
