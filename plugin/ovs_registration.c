@@ -379,6 +379,23 @@ jit_event(enum ovscls_plugin_jit_event kind, unsigned int n)
     coverage_try_clear();
 }
 
+/* Validation builds only (OVSCLS_PLUGIN_VALIDATE, never an operator's
+ * switch): OVSCLS_JIT_HOT_HITS in the switch's environment stands in for
+ * other_config's "dpcls-jit-hot-hits" when that is not set, so that a
+ * testsuite whose switches it does not configure (OVN's, tests/ovn/run.sh)
+ * can have subtables compiled after a few packets.  Returns the value, or
+ * NULL. */
+static const char *
+jit_test_hot_hits(const struct smap *other_config OVS_UNUSED)
+{
+#ifdef OVSCLS_PLUGIN_VALIDATE
+    if (!smap_get(other_config, "dpcls-jit-hot-hits")) {
+        return getenv("OVSCLS_JIT_HOT_HITS");
+    }
+#endif
+    return NULL;
+}
+
 /* Applies other_config's "dpcls-jit*" keys, all of them each time (a key
  * that is gone goes back to its default).  A bad value, or a "dpcls-jit-"
  * key that is no setting, turns the JIT off until it is fixed: a warning;
@@ -388,9 +405,15 @@ jit_set_config(const struct smap *other_config)
 {
     const char *keys[16], *values[16];
     const struct smap_node *node;
+    const char *test_hot_hits = jit_test_hot_hits(other_config);
     char *message = NULL;
     size_t n = 0;
 
+    if (test_hot_hits) {
+        keys[n] = "dpcls-jit-hot-hits";
+        values[n] = test_hot_hits;
+        n++;
+    }
     SMAP_FOR_EACH (node, other_config) {
         if (!strncmp(node->key, "dpcls-jit", strlen("dpcls-jit"))) {
             if (n == ARRAY_SIZE(keys)) {

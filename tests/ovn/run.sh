@@ -30,19 +30,22 @@
 # The thresholds are lowered for the tests' switches only, through their
 # environment (OVN's tests send tens of packets, fewer than the JIT's
 # defaults wait for): OVSCLS_JIT_HOT_HITS=0 (compile a subtable at its
-# first ranking with hits).  An operator's switch reads no such variable
-# unless its own environment sets it (ovs-vswitchd(8) of the plugin).
+# first ranking with hits), which only validation builds read in place of
+# other_config's dpcls-jit-hot-hits (plugin/ovs_registration.c,
+# jit_test_hot_hits(); docs/ref/ovs-dpcls-plugin.md): an operator's switch
+# never does.
 # The validation build's tail index serves every port with two subtables
 # or more (plugin/ovs_registration.c, validating builds only).
 #
 # Prints "N passed, N failed": each test of the subset, and the log checks.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source tests/vlog.sh
 recheck=yes
 case "${1:-}" in
     --no-recheck) recheck=no ;;
     "") ;;
-    -h | --help) sed -n '2,39p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,40p' "$0"; exit 0 ;;
     *) echo "ovn/run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 esac
 # OVN's test macros: tcpdump for captures, scapy (fmt_pkt), $PYTHON for
@@ -93,11 +96,11 @@ echo "    passed (first pass or recheck): $((n - m)) of $n"
 # The logs: every switch's, of every test that ran.
 mapfile -t logs < <(find "$ovn/tests/testsuite.dir" -name ovs-vswitchd.log 2>/dev/null | sort)
 counts_of() {  # counts_of LOG: its last count line per lookup, "NAME KEYS MISMATCHES"
-    sed -n \
+    vlog_plain "$1" | sed -n \
         -e "s/.*|dpcls_plugin_validation|INFO|checked '\([^']*\)': \([0-9]*\) keys against OVS's generic, \([0-9]*\) mismatches/\1 \2 \3/p" \
         -e "s/.*|dpcls_plugin_validation|INFO|checked '\([^']*\)' (fused): \([0-9]*\) keys against OVS's generic over the same subtables, \([0-9]*\) mismatches/\1(fused) \2 \3/p" \
-        -e "s/.*|dpcls_plugin|INFO|checked '\(tail_index\)': \([0-9]*\) keys against OVS's loop over the tail, \([0-9]*\) mismatches/\1 \2 \3/p" \
-        "$1" | awk '{ last[$1] = $0 } END { for (k in last) print last[k] }'
+        -e "s/.*|dpcls_plugin|INFO|checked '\(tail_index\)': \([0-9]*\) keys against OVS's loop over the tail, \([0-9]*\) mismatches/\1 \2 \3/p" |
+        awk '{ last[$1] = $0 } END { for (k in last) print last[k] }'
 }
 silent=0 mismatch_logs=0
 all_counts=""
@@ -107,9 +110,10 @@ for f in "${logs[@]}"; do
         silent=$((silent + 1))
         [ "$silent" -gt 5 ] || echo "    no count line: ${f#"$ovn"/tests/}"
     fi
-    if grep -q -e 'dpcls_plugin_validation|ERR|' -e 'dpcls_plugin|ERR|tail_index' "$f"; then
+    errors=$(vlog_plain "$f" | grep -e 'dpcls_plugin_validation|ERR|' -e 'dpcls_plugin|ERR|tail_index' || true)
+    if [ -n "$errors" ]; then
         mismatch_logs=$((mismatch_logs + 1))
-        grep -m2 -e 'dpcls_plugin_validation|ERR|' -e 'dpcls_plugin|ERR|tail_index' "$f" | sed 's/^/    /'
+        head -2 <<<"$errors" | sed 's/^/    /'
     fi
     all_counts+=$c$'\n'
 done

@@ -66,7 +66,8 @@ fi
 
 # The counts, logged at exit.
 stop_switch
-counts=$(sed -n 's/^.*|dpif_lookup_autovalidator|INFO|checked //p' "$work/ovs-vswitchd.log")
+plain_log=$(vlog_plain "$work/ovs-vswitchd.log")
+counts=$(sed -n 's/^.*|dpif_lookup_autovalidator|INFO|checked //p' <<<"$plain_log")
 echo "$counts" | sed 's/^/# checked /'
 checked() {  # checked NAME KIND: the number of KIND lookups of NAME checked
     sed -n "s/^'$1': \([0-9]*\) $2 lookups against generic.*/\1/p" <<<"$counts"
@@ -75,13 +76,13 @@ check "the autovalidator logged its counts at exit" test -n "$counts"
 check "every checked implementation: 0 mismatches" \
     bash -c "! grep -v ', 0 mismatches\$' <<<\"\$1\" | grep -q ." _ "$counts"
 check "no mismatch was logged" \
-    bash -c "! grep -q 'dpif_lookup_autovalidator|ERR|' '$work/ovs-vswitchd.log'"
+    bash -c "! grep -q 'dpif_lookup_autovalidator|ERR|' <<<\"\$1\"" _ "$plain_log"
 check "runtime's subtable lookups checked: $(checked runtime subtable)" \
     test "$(checked runtime subtable)" -gt 0
 # The plugin's tail index, which no autovalidator sees (it is no subtable
 # lookup): in these builds it serves every port with two subtables or more
 # and checks each answer against OVS's loop itself (plugin/ovs_registration.c).
-tail_counts=$(sed -n "s/^.*|dpcls_plugin|INFO|checked 'tail_index': //p" "$work/ovs-vswitchd.log")
+tail_counts=$(sed -n "s/^.*|dpcls_plugin|INFO|checked 'tail_index': //p" <<<"$plain_log")
 echo "# tail_index: $tail_counts"
 # (Logged as the count grows and at exit: the last line is the count.)
 tail_checked=$(sed -n 's/^\([0-9]*\) keys against .*/\1/p' <<<"$tail_counts" | tail -1)
@@ -89,7 +90,7 @@ check "the tail index's answers checked against OVS's loop: ${tail_checked:-none
     test "${tail_checked:-0}" -gt 0
 check "the tail index: 0 mismatches" grep -q ', 0 mismatches$' <<<"$tail_counts"
 check "no tail index mismatch was logged" \
-    bash -c "! grep -q 'dpcls_plugin|ERR|tail_index' '$work/ovs-vswitchd.log'"
+    bash -c "! grep -q 'dpcls_plugin|ERR|tail_index' <<<\"\$1\"" _ "$plain_log"
 if [ -z "$jit_lacks" ]; then
     check "jit_avx2's subtable lookups checked: $(checked jit_avx2 subtable)" \
         test "$(checked jit_avx2 subtable)" -gt 0

@@ -2,6 +2,7 @@
 # private daemons' lifecycle.  $work is the run directory (also
 # OVS_RUNDIR/LOGDIR/DBDIR; use_ovs_prefix makes one); keeps counts in
 # $passed and $failed.
+source "$(dirname "${BASH_SOURCE[0]}")/../vlog.sh"
 passed=0
 failed=0
 ok() { passed=$((passed + 1)); echo "ok - $1"; }

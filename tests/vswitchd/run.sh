@@ -62,6 +62,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tests/counts.sh
+source tests/vlog.sh
 release=3.1 flood=yes part=all
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -193,11 +194,11 @@ for config in "${configs[@]}"; do
         # last line per lookup is its count.
         counts=$(for log in "$prefix"/src/tests/testsuite.dir/*/ovs-vswitchd.log; do
             [ -f "$log" ] || continue
-            sed -n \
+            vlog_plain "$log" | sed -n \
             -e "s/.*|dpcls_plugin_validation|INFO|checked '\([^']*\)': \([0-9]*\) keys against OVS's generic, \([0-9]*\) mismatches/\1 \2 \3/p" \
             -e "s/.*|dpcls_plugin_validation|INFO|checked '\([^']*\)' (fused): \([0-9]*\) keys against OVS's generic over the same subtables, \([0-9]*\) mismatches/\1(fused) \2 \3/p" \
             -e "s/.*|dpcls_plugin|INFO|checked '\(tail_index\)': \([0-9]*\) keys against OVS's loop over the tail, \([0-9]*\) mismatches/\1 \2 \3/p" \
-                "$log" | awk '{ last[$1] = $0 } END { for (k in last) print last[k] }'
+                | awk '{ last[$1] = $0 } END { for (k in last) print last[k] }'
             done |
             awk '{ c[$1] += $2; m[$1] += $3 }
                  END { for (k in c) printf "%s: %d keys checked, %d mismatches\n", k, c[k], m[k] }' | sort)
@@ -221,10 +222,10 @@ for config in "${configs[@]}"; do
         # "checked 'tail_index': N keys against ..." at exit too.
         counts=$(for log in "$prefix"/src/tests/testsuite.dir/*/ovs-vswitchd.log; do
             [ -f "$log" ] || continue
-            sed -n \
+            vlog_plain "$log" | sed -n \
             -e "s/.*|dpif_lookup_autovalidator|INFO|checked '\([^']*\)': \([0-9]*\) \([a-z]*\) lookups against generic, \([0-9]*\) mismatches/\1 \3 \2 \4/p" \
             -e "s/.*|dpcls_plugin|INFO|checked '\(tail_index\)': \([0-9]*\) keys against OVS's loop over the tail, \([0-9]*\) mismatches/\1 tail \2 \3/p" \
-                "$log" | awk '{ last[$1 " " $2] = $0 } END { for (k in last) print last[k] }'
+                | awk '{ last[$1 " " $2] = $0 } END { for (k in last) print last[k] }'
             done |
             awk '{ c[$1 " " $2] += $3; m[$1 " " $2] += $4 }
                  END { for (k in c) printf "%s lookups: %d checked, %d mismatches\n", k, c[k], m[k] }' | sort)

@@ -106,10 +106,11 @@ echo "$tail_show" | sed 's/^/# /'
 # there before the switch stops, so that a switch killed without its exit
 # hooks leaves them too.  Then at exit.
 check "the counts are in the log before the exit" \
-    grep -q "dpcls_plugin_validation|INFO|checked 'specialized': [1-9]" "$work/ovs-vswitchd.log"
+    grep -q "dpcls_plugin_validation|INFO|checked 'specialized': [1-9]" <<<"$(vlog_plain "$work/ovs-vswitchd.log")"
 stop_switch
+plain_log=$(vlog_plain "$work/ovs-vswitchd.log")
 counts=$(sed -n -e "s/^.*|dpcls_plugin_validation|INFO|checked //p" \
-    -e "s/^.*|dpcls_plugin|INFO|checked \('tail_index'\)/\1 (tail)/p" "$work/ovs-vswitchd.log")
+    -e "s/^.*|dpcls_plugin|INFO|checked \('tail_index'\)/\1 (tail)/p" <<<"$plain_log")
 echo "$counts" | sed 's/^/# checked /'
 checked() {  # checked NAME ['(fused)'|'(tail)']: keys of NAME's lookups checked, its last line (0: none logged)
     local n
@@ -121,7 +122,7 @@ check "the validation logged its counts at exit" test -n "$counts"
 check "every lookup: 0 mismatches" \
     bash -c "! grep -v ', 0 mismatches\$' <<<\"\$1\" | grep -q ." _ "$counts"
 check "no mismatch was logged" \
-    bash -c "! grep -q 'dpcls_plugin_validation|ERR|' '$work/ovs-vswitchd.log'"
+    bash -c "! grep -q 'dpcls_plugin_validation|ERR|' <<<\"\$1\"" _ "$plain_log"
 check "keys checked over the plugin's lookups: $(($(checked specialized) + $(checked runtime) + $(checked jit_avx2)))" \
     test "$(($(checked specialized) + $(checked runtime) + $(checked jit_avx2)))" -gt 0
 if [ -z "$jit_lacks" ]; then
