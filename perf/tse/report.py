@@ -149,6 +149,10 @@ def heatmap(cells, out):
                 ax.text(j, i + 0.25, f"{vs_generic(c):.1f}x", ha="center", va="center",
                         fontsize=7)
         fig.colorbar(im, ax=ax, fraction=0.046)
+    else:  # a run of single cells (--cell): no masks x fields to map
+        ax.axis("off")
+        ax.text(0.5, 0.5, "no cell of the masks x fields axis in this run\n(the bars: every cell made)",
+                ha="center", va="center", fontsize=10, transform=ax.transAxes)
     ax = axes[1]
     if others:
         ys = range(len(others))
