@@ -116,8 +116,7 @@ uint32_t RunTable::depths_of(const Node& node, uint16_t value) {
     return t ? t->depths(value) : 0;
 }
 
-RunTable::Node* RunTable::child_of(const Node& node, uint16_t value) {
-    const Kids* k = node.kids.load(std::memory_order_acquire);
+RunTable::Kids::Slot* RunTable::slot_of(Kids* k, uint16_t value) {
     if (!k) {
         return nullptr;
     }
@@ -125,12 +124,17 @@ RunTable::Node* RunTable::child_of(const Node& node, uint16_t value) {
     for (unsigned i = home(value, k->capacity);; i = (i + 1) & (k->capacity - 1)) {
         const uint32_t at = k->slot[i].key.load(std::memory_order_acquire);
         if (at == key) {
-            return k->slot[i].node.load(std::memory_order_acquire);
+            return &k->slot[i];
         }
         if (at == 0) {
             return nullptr;  // never full: the writer keeps it at most half used
         }
     }
+}
+
+RunTable::Node* RunTable::child_of(const Node& node, uint16_t value) {
+    Kids::Slot* slot = slot_of(node.kids.load(std::memory_order_acquire), value);
+    return slot ? slot->node.load(std::memory_order_acquire) : nullptr;
 }
 
 RunLengths RunTable::lengths(const uint16_t values[]) const {
@@ -156,25 +160,16 @@ RunLengths RunTable::lengths(const uint16_t values[]) const {
 RunTable::Node* RunTable::child(Node& node, uint16_t value, bool make) {
     Kids* k = node.kids.load(std::memory_order_relaxed);
     const uint32_t key = uint32_t{value} + 1;
-    if (k) {
-        for (unsigned i = home(value, k->capacity);; i = (i + 1) & (k->capacity - 1)) {
-            const uint32_t at = k->slot[i].key.load(std::memory_order_relaxed);
-            if (at == key) {
-                Node* n = k->slot[i].node.load(std::memory_order_relaxed);
-                if (n || !make) {
-                    return n;
-                }
-                const size_t before = node_bytes(node);
-                n = new Node;
-                k->slot[i].node.store(n, std::memory_order_release);
-                bytes_ += node_bytes(node) - before + node_bytes(*n);
-                nodes_++;
-                return n;
-            }
-            if (at == 0) {
-                break;
-            }
+    if (Kids::Slot* slot = slot_of(k, value)) {
+        Node* n = slot->node.load(std::memory_order_relaxed);
+        if (n || !make) {
+            return n;
         }
+        n = new Node;  // again under a key a removed child left
+        slot->node.store(n, std::memory_order_release);
+        bytes_ += node_bytes(*n);
+        nodes_++;
+        return n;
     }
     if (!make) {
         return nullptr;
@@ -232,21 +227,15 @@ RunTable::Node* RunTable::child(Node& node, uint16_t value, bool make) {
 // Unlinks the child of `parent` by `value` (it holds no rule, so no child
 // either) and frees it after a grace period.  The slot keeps its key.
 void RunTable::unlink(Node& parent, uint16_t value) {
-    Kids* k = parent.kids.load(std::memory_order_relaxed);
-    const uint32_t key = uint32_t{value} + 1;
-    for (unsigned i = home(value, k->capacity);; i = (i + 1) & (k->capacity - 1)) {
-        if (k->slot[i].key.load(std::memory_order_relaxed) == key) {
-            Node* n = k->slot[i].node.load(std::memory_order_relaxed);
-            k->slot[i].node.store(nullptr, std::memory_order_release);
-            bytes_ -= node_bytes(*n);
-            low_tables_ -= n->table.load(std::memory_order_relaxed)
-                               ? n->table.load(std::memory_order_relaxed)->low_tables()
-                               : 0;
-            nodes_--;
-            ovsb_rcu_postpone(free_node_cb, n);
-            return;
-        }
+    Kids::Slot* slot = slot_of(parent.kids.load(std::memory_order_relaxed), value);
+    Node* n = slot->node.load(std::memory_order_relaxed);
+    slot->node.store(nullptr, std::memory_order_release);
+    bytes_ -= node_bytes(*n);
+    if (const LaneTable* t = n->table.load(std::memory_order_relaxed)) {
+        low_tables_ -= t->low_tables();
     }
+    nodes_--;
+    ovsb_rcu_postpone(free_node_cb, n);
 }
 
 // The node's small ends, made anew from its counts and published whole.

@@ -115,6 +115,8 @@ class RunTable {
     };
 
     static size_t node_bytes(const Node& node);  // writer side
+    // The slot of `value` in `k` (null: none), readers and the writer.
+    static Kids::Slot* slot_of(Kids* k, uint16_t value);
     static uint32_t depths_of(const Node& node, uint16_t value);
     static Node* child_of(const Node& node, uint16_t value);
     // Writer: the child of `node` by `value`, made if `make`.

@@ -79,6 +79,17 @@ uint16_t TuplePruningIndex::lane_of(uint64_t word, unsigned shift) {
     return __builtin_bswap16(static_cast<uint16_t>(word >> shift));
 }
 
+uint16_t TuplePruningIndex::Family::lane_value(const FlowKey& flow, const Lane& lane) const {
+    return lane_of(key_word(flow, flow_words[lane.block]), lane.shift);
+}
+
+void TuplePruningIndex::Family::run_values(const FlowKey& flow, const Run& run,
+                                           uint16_t values[]) const {
+    for (unsigned k = 0; k < run.n; k++) {
+        values[k] = lane_value(flow, lanes[run.first + k]);
+    }
+}
+
 size_t TuplePruningIndex::Family::bytes() const {
     size_t out = sizeof(Family) + (tuples ? tuples->bytes() : 0);
     for (const auto& run : run_tables) {
@@ -144,7 +155,7 @@ bool TuplePruningIndex::run_lengths(const Family& family, const FlowKey& mask,
         bool full = true;  // the lanes before are masked whole
         for (unsigned k = run.first; k < run.first + run.n; k++) {
             const Lane& lane = family.lanes[k];
-            const uint16_t m = lane_of(key_word(mask, family.flow_words[lane.block]), lane.shift);
+            const uint16_t m = family.lane_value(mask, lane);
             const unsigned depth = std::countl_one(m);
             if (!is_prefix(m) || (depth && !full)) {
                 return false;
@@ -172,7 +183,7 @@ bool TuplePruningIndex::tuple_of(const Family& family, const Member& member,
             continue;
         }
         const Lane& lane = family.lanes[level.index];
-        const uint16_t m = lane_of(key_word(mask, family.flow_words[lane.block]), lane.shift);
+        const uint16_t m = family.lane_value(mask, lane);
         auto it = std::find(lane.masks.begin(), lane.masks.end(), m);
         if (it == lane.masks.end()) {
             return false;
@@ -193,12 +204,8 @@ void TuplePruningIndex::add_rule_marks(Family& family, const FlowKey& mask, cons
         return;  // not indexed (tuple_of() said so first)
     }
     for (size_t r = 0; r < family.runs.size(); r++) {
-        const Run& run = family.runs[r];
         uint16_t values[kMaxRunLanes];
-        for (unsigned k = 0; k < run.n; k++) {
-            const Lane& lane = family.lanes[run.first + k];
-            values[k] = lane_of(key_word(rule->flow, family.flow_words[lane.block]), lane.shift);
-        }
+        family.run_values(rule->flow, family.runs[r], values);
         if (add) {
             family.run_tables[r]->insert(values, lengths[r]);
         } else {
@@ -211,9 +218,8 @@ void TuplePruningIndex::add_rule_marks(Family& family, const FlowKey& mask, cons
             continue;
         }
         // A word the member's map lacks is a zero mask (any value) there.
-        const unsigned word = family.flow_words[lane.block];
-        const uint16_t m = lane_of(key_word(mask, word), lane.shift);
-        const uint16_t value = lane_of(key_word(rule->flow, word), lane.shift);
+        const uint16_t m = family.lane_value(mask, lane);
+        const uint16_t value = family.lane_value(rule->flow, lane);
         const auto id = static_cast<unsigned>(std::find(lane.masks.begin(), lane.masks.end(), m) -
                                               lane.masks.begin());
         if (add) {
@@ -286,9 +292,7 @@ void TuplePruningIndex::find_runs(const FamilyState& state, Family& family) cons
             }
             const Lane& x = family.lanes[a];
             const Lane& y = family.lanes[a + 1];
-            const uint16_t mx = lane_of(key_word(mask, family.flow_words[x.block]), x.shift);
-            const uint16_t my = lane_of(key_word(mask, family.flow_words[y.block]), y.shift);
-            chains[a] = my == 0 || mx == 0xffff;
+            chains[a] = family.lane_value(mask, y) == 0 || family.lane_value(mask, x) == 0xffff;
         }
     }
     for (size_t a = 0; a < n;) {
@@ -502,7 +506,7 @@ void TuplePruningIndex::subtable_added(const dpcls_subtable* subtable) {
         Family& family = *state.published;
         for (size_t i = 0; i < family.lanes.size(); i++) {  // a new non-prefix id
             Lane& lane = family.lanes[i];
-            const uint16_t m = lane_of(key_word(mask, family.flow_words[lane.block]), lane.shift);
+            const uint16_t m = family.lane_value(mask, lane);
             if (!lane.prefix &&
                 std::find(lane.masks.begin(), lane.masks.end(), m) == lane.masks.end()) {
                 // Readers never read `masks` (the writer alone maps masks to
@@ -795,10 +799,7 @@ uint32_t TuplePruningIndex::lookup(const View& v, uint32_t keys_map, const netde
             for (size_t r = 0; r < family.runs.size() && !none; r++) {
                 const Run& run = family.runs[r];
                 uint16_t values[kMaxRunLanes];
-                for (unsigned k = 0; k < run.n; k++) {
-                    const Lane& lane = family.lanes[run.first + k];
-                    values[k] = lane_of(key_word(key, family.flow_words[lane.block]), lane.shift);
-                }
+                family.run_values(key, run, values);
                 const RunLengths lengths = family.run_tables[r]->lengths(values);
                 // No rule of the family agrees with the key here: none is
                 // a candidate.
@@ -810,9 +811,8 @@ uint32_t TuplePruningIndex::lookup(const View& v, uint32_t keys_map, const netde
             for (size_t l = 0; l < family.levels.size() && !none; l++) {
                 const Level& level = family.levels[l];
                 if (!level.run) {
-                    const Lane& lane = family.lanes[level.index];
                     allowed[l] = family.sets[level.index]->allowed(
-                        lane_of(key_word(key, family.flow_words[lane.block]), lane.shift));
+                        family.lane_value(key, family.lanes[level.index]));
                     none = !allowed[l];
                 }
             }

@@ -203,6 +203,11 @@ class TuplePruningIndex final : public TailIndex {
         std::vector<std::unique_ptr<RunTable>> run_tables;  // per run
         std::vector<std::unique_ptr<LaneSets>> sets;        // per lane; null if prefix
         std::unique_ptr<TupleTrie> tuples;
+        // Lane `lane` of `flow` (a key, a rule's flow or a mask) in network
+        // bit order; 0 where its map lacks the lane's word.
+        uint16_t lane_value(const FlowKey& flow, const Lane& lane) const;
+        // The values of `run`'s lanes in `flow`, values[0..run.n).
+        void run_values(const FlowKey& flow, const Run& run, uint16_t values[]) const;
         size_t bytes() const;
     };
     struct Families {
