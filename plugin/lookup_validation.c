@@ -21,6 +21,15 @@
  * switch killed before its exit leaves its counts; so for the others).  With every slot taken a probe
  * declines (the subtable loop serves, still checked), said once in the log.
  *
+ * Keys on which the two disagree are looked up again by both: a flow
+ * inserted or removed by another thread between the two lookups (a
+ * revalidator deleting a megaflow, revalidator/purge) makes them disagree
+ * once, and agree when asked again; OVS's own autovalidator, which has no
+ * such second look, reports generic against generic then.  A key that
+ * still disagrees is a mismatch (an error line, counted); one that agrees
+ * the second time is counted apart as changed under the check, and said
+ * on its own line beside the counts when there are any.
+ *
  * Validation builds only (build-ovs.sh --validate): a lookup costs two
  * lookups and a cmap probe, and OVS's generic adds its hits to the
  * subtables' counts too (the ranking sees them doubled). */
@@ -50,6 +59,7 @@ struct recorded {
     const struct dpcls_subtable *subtable;
     ATOMIC(dpcls_subtable_lookup_func) func;
     ATOMIC(int) provider;      /* Index into 'wrapped'. */
+    bool forgotten;            /* Leaves the map after a grace period. */
 };
 
 struct wrapped {
@@ -61,6 +71,7 @@ struct wrapped {
                     dpcls_subtable_lookup_func in_use);
     atomic_uint64_t checked;   /* Keys looked up by both. */
     atomic_uint64_t mismatches;
+    atomic_uint64_t changed;   /* Disagreed once, agreed when rechecked. */
 };
 
 static struct wrapped wrapped[MAX_WRAPPED];
@@ -114,6 +125,24 @@ record(const struct dpcls_subtable *subtable, dpcls_subtable_lookup_func func,
     ovs_mutex_unlock(&recorded_mutex);
 }
 
+/* Takes 'r' out of the map and frees it: after a grace period (forget()),
+ * and the free after another. */
+static void
+forget_cb(struct recorded *r)
+{
+    ovs_mutex_lock(&recorded_mutex);
+    cmap_remove(&recorded_map, &r->node, subtable_hash(r->subtable));
+    ovs_mutex_unlock(&recorded_mutex);
+    ovsrcu_postpone(free, r);
+}
+
+/* 'subtable' is being destroyed (OVS's release with no function in use):
+ * its record leaves the map only after an RCU grace period, since a lookup
+ * that was already on the subtable (OVS destroys it at once, on whichever
+ * thread removed its last flow, and frees it after a grace period) still
+ * finds what to run.  The subtable's memory is freed after this callback
+ * (postponed later on the same thread), so no new subtable records the
+ * same address meanwhile. */
 static void
 forget(const struct dpcls_subtable *subtable)
 {
@@ -121,9 +150,9 @@ forget(const struct dpcls_subtable *subtable)
 
     ovs_mutex_lock(&recorded_mutex);
     r = recorded_find(subtable);
-    if (r) {
-        cmap_remove(&recorded_map, &r->node, subtable_hash(subtable));
-        ovsrcu_postpone(free, r);
+    if (r && !r->forgotten) {
+        r->forgotten = true;
+        ovsrcu_postpone(forget_cb, r);
     }
     ovs_mutex_unlock(&recorded_mutex);
 }
@@ -142,6 +171,42 @@ passed_power_of_two(uint64_t before, uint64_t added)
     return added && (!before || log_2_floor(before) != log_2_floor(before + added));
 }
 
+/* The keys of 'keys_map' on which a lookup's answer ('found', 'rules')
+ * and OVS's generic's ('want', 'expected') differ: found by one only, or
+ * found with other rules. */
+static uint32_t
+disagreeing(uint32_t found, struct dpcls_rule **rules, uint32_t want,
+            struct dpcls_rule **expected)
+{
+    uint32_t bad = found ^ want;
+
+    for (uint32_t m = found & want; m; m &= m - 1) {
+        int i = raw_ctz(m);
+
+        if (rules[i] != expected[i]) {
+            bad |= 1u << i;
+        }
+    }
+    return bad;
+}
+
+/* The keys of 'bad' on which 'func' and OVS's generic still disagree when
+ * both look them up again (the keys that agree now saw the subtable change
+ * between the first two lookups). */
+static uint32_t
+recheck(dpcls_subtable_lookup_func func, struct dpcls_subtable *subtable,
+        uint32_t bad, const struct netdev_flow_key *keys[])
+{
+    struct dpcls_rule *again[NETDEV_MAX_BURST], *expected[NETDEV_MAX_BURST];
+    uint32_t found, want;
+
+    memset(again, 0, sizeof again);
+    memset(expected, 0, sizeof expected);
+    found = func(subtable, bad, keys, again);
+    want = ovs_generic(subtable, bad, keys, expected);
+    return disagreeing(found, again, want, expected) & bad;
+}
+
 /* The lookup OVS runs for every subtable a wrapped provider serves: the
  * provider's function, checked against OVS's generic on the same keys. */
 static uint32_t
@@ -157,7 +222,8 @@ validated_lookup(struct dpcls_subtable *subtable, uint32_t keys_map,
 
     if (!r) {
         /* Cannot happen: OVS stores validated_lookup() only after a probe
-         * recorded the subtable, and forgets it only at its destruction. */
+         * recorded the subtable, and the record outlives the subtable's
+         * destruction by a grace period (forget()). */
         VLOG_ERR_RL(&mismatch_rl, "validation: subtable %p has no recorded "
                     "lookup; OVS's generic serves it", subtable);
         return ovs_generic(subtable, keys_map, keys, rules);
@@ -169,16 +235,16 @@ validated_lookup(struct dpcls_subtable *subtable, uint32_t keys_map,
     memset(expected, 0, sizeof expected);
     want = ovs_generic(subtable, keys_map, keys, expected);
 
-    uint32_t bad = found ^ want;
-    for (uint32_t m = found & want; m; m &= m - 1) {
-        int i = raw_ctz(m);
-
-        if (rules[i] != expected[i]) {
-            bad |= 1u << i;
-        }
-    }
+    uint32_t bad = disagreeing(found, rules, want, expected);
     uint64_t before;
 
+    if (bad) {
+        uint32_t still = recheck(func, subtable, bad, keys);
+
+        atomic_add_relaxed(&wrapped[provider].changed,
+                           count_1bits(bad & ~still), &before);
+        bad = still;
+    }
     atomic_add_relaxed(&wrapped[provider].checked, count_1bits(keys_map),
                        &before);
     if (passed_power_of_two(before, count_1bits(keys_map))) {
@@ -282,44 +348,74 @@ static bool (*fused_probe_inner)(struct dpcls_subtable *const subtables[],
 static void (*fused_release_inner)(const struct dpcls_fused_lookup *lookup);
 static atomic_uint64_t fused_checked;
 static atomic_uint64_t fused_mismatches;
+static atomic_uint64_t fused_changed;
 
-/* Runs slot 'slot''s fused lookup, then OVS's generic over its subtables
- * for the keys it served, and counts a mismatch for each key whose answer
- * differs (found, missed, rule), and for all of them when the lookups count
- * differs. */
+/* Runs slot 'slot''s fused lookup on 'keys_map' ('rules', '*found',
+ * '*missed', '*lookups' its answer), then OVS's generic over its subtables
+ * for the keys it served ('*want', '*want_lookups').  Returns the keys whose
+ * answers differ (found, missed, rule), all of them when the lookups counts
+ * differ. */
+static uint32_t
+fused_disagreeing(struct fused_slot *slot, uint32_t keys_map,
+                  const struct netdev_flow_key *keys[],
+                  struct dpcls_rule **rules, uint32_t *found,
+                  uint32_t *missed, int *lookups, uint32_t *want,
+                  int *want_lookups)
+{
+    struct dpcls_rule *expected[NETDEV_MAX_BURST];
+    uint32_t served, left, bad;
+
+    *missed = 0;
+    *lookups = 0;
+    *found = slot->inner.func(keys_map, keys, rules, missed, lookups);
+    served = *found | *missed;
+    memset(expected, 0, sizeof expected);
+    left = served & keys_map;
+    *want = 0;
+    *want_lookups = 0;
+    for (uint32_t i = 0; i < slot->inner.n_subtables && left; i++) {
+        uint32_t f = ovs_generic(slot->subtables[i], left, keys, expected);
+
+        *want |= f;
+        *want_lookups += count_1bits(f) * (i + 1);
+        left &= ~f;
+    }
+    bad = (*found ^ *want) | (served & ~keys_map) | (*found & *missed)
+          | disagreeing(*found, rules, *want, expected);
+    if (*lookups != *want_lookups) {
+        bad |= served;
+    }
+    return bad;
+}
+
+/* A fused lookup behind a trampoline: the provider's, checked against
+ * OVS's generic over the same subtables in the same order for the keys it
+ * served (found or missed), then rechecked on the keys that disagree. */
 static uint32_t
 validated_fused(struct fused_slot *slot, uint32_t keys_map,
                 const struct netdev_flow_key *keys[],
                 struct dpcls_rule **rules, uint32_t *missed, int *lookups)
 {
-    struct dpcls_rule *expected[NETDEV_MAX_BURST];
-    uint32_t found, served, left, want = 0, bad;
-    int want_lookups = 0;
+    uint32_t found, want, bad;
+    int want_lookups;
     uint64_t before;
 
-    *missed = 0;
-    *lookups = 0;
-    found = slot->inner.func(keys_map, keys, rules, missed, lookups);
-    served = found | *missed;
-    memset(expected, 0, sizeof expected);
-    left = served & keys_map;
-    for (uint32_t i = 0; i < slot->inner.n_subtables && left; i++) {
-        uint32_t f = ovs_generic(slot->subtables[i], left, keys, expected);
+    bad = fused_disagreeing(slot, keys_map, keys, rules, &found, missed,
+                            lookups, &want, &want_lookups);
+    uint32_t served = found | *missed;
+    if (bad) {
+        struct dpcls_rule *again[NETDEV_MAX_BURST];
+        uint32_t found2, missed2, want2;
+        int lookups2, want_lookups2;
+        uint32_t still;
 
-        want |= f;
-        want_lookups += count_1bits(f) * (i + 1);
-        left &= ~f;
-    }
-    bad = (found ^ want) | (served & ~keys_map) | (found & *missed);
-    for (uint32_t m = found & want; m; m &= m - 1) {
-        int i = raw_ctz(m);
-
-        if (rules[i] != expected[i]) {
-            bad |= 1u << i;
-        }
-    }
-    if (*lookups != want_lookups) {
-        bad |= served;
+        memset(again, 0, sizeof again);
+        still = fused_disagreeing(slot, bad & keys_map, keys, again, &found2,
+                                  &missed2, &lookups2, &want2,
+                                  &want_lookups2);
+        atomic_add_relaxed(&fused_changed, count_1bits(bad & ~still),
+                           &before);
+        bad = still;
     }
     atomic_add_relaxed(&fused_checked, count_1bits(served), &before);
     if (passed_power_of_two(before, count_1bits(served))) {
@@ -452,33 +548,51 @@ lookup_validation_wrap_fused(
     fused_release_inner = *release_fused;
     atomic_init(&fused_checked, 0);
     atomic_init(&fused_mismatches, 0);
+    atomic_init(&fused_changed, 0);
     *probe_fused = validated_probe_fused;
     *release_fused = validated_release_fused;
     return true;
 }
 
+/* The line beside a count line when keys disagreed once and agreed when
+ * rechecked. */
+static void
+report_changed(const char *name, const char *what, uint64_t changed)
+{
+    if (changed) {
+        VLOG_INFO("rechecked '%s'%s: %"PRIu64" keys disagreed with OVS's "
+                  "generic once and agreed when both looked them up again "
+                  "(a flow inserted or removed between the two lookups)",
+                  name, what, changed);
+    }
+}
+
 static void
 report_fused(void)
 {
-    uint64_t checked, mismatches;
+    uint64_t checked, mismatches, changed;
 
     atomic_read_relaxed(&fused_checked, &checked);
     atomic_read_relaxed(&fused_mismatches, &mismatches);
+    atomic_read_relaxed(&fused_changed, &changed);
     VLOG_INFO("checked '%s' (fused): %"PRIu64" keys against OVS's "
               "generic over the same subtables, %"PRIu64" mismatches",
               fused_name, checked, mismatches);
+    report_changed(fused_name, " (fused)", changed);
 }
 
 static void
 report_wrapped(size_t i)
 {
-    uint64_t checked, mismatches;
+    uint64_t checked, mismatches, changed;
 
     atomic_read_relaxed(&wrapped[i].checked, &checked);
     atomic_read_relaxed(&wrapped[i].mismatches, &mismatches);
+    atomic_read_relaxed(&wrapped[i].changed, &changed);
     VLOG_INFO("checked '%s': %"PRIu64" keys against OVS's generic, "
               "%"PRIu64" mismatches", wrapped[i].name, checked,
               mismatches);
+    report_changed(wrapped[i].name, "", changed);
 }
 
 void
@@ -525,6 +639,7 @@ lookup_validation_wrap(
     w->release = *release;
     atomic_init(&w->checked, 0);
     atomic_init(&w->mismatches, 0);
+    atomic_init(&w->changed, 0);
     *probe_subtable = hooks[n_wrapped].probe_subtable;
     *release = hooks[n_wrapped].release;
     n_wrapped++;

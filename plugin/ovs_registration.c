@@ -267,10 +267,15 @@ tail_validation_progress(uint64_t checked, uint64_t mismatched)
 static void
 tail_validation_report(void *aux OVS_UNUSED)
 {
-    uint64_t checked, mismatched;
+    uint64_t checked, mismatched, rechecked;
 
-    ovscls_plugin_tail_validated(&checked, &mismatched);
+    ovscls_plugin_tail_validated(&checked, &mismatched, &rechecked);
     tail_validation_progress(checked, mismatched);
+    if (rechecked) {
+        VLOG_INFO("rechecked 'tail_index': %"PRIu64" keys disagreed with OVS's "
+                  "loop once and agreed when both looked them up again (a flow "
+                  "inserted or removed between the two lookups)", rechecked);
+    }
 }
 #endif
 

@@ -88,12 +88,14 @@ uint64_t ovscls_plugin_fused_ready(void);
 /* ---- tail_index (tail_entries.cpp) ---- */
 
 void ovscls_plugin_tail_configure(bool on, uint32_t head, uint32_t min_tail);
-/* Validation builds: every answer checked against OVS's loop; `report`
- * hears of each mismatch, `progress` of the counts each time the keys
- * checked pass a power of two.  _validated(): the counts so far. */
+/* Validation builds: every answer checked against OVS's loop (keys that
+ * disagree are looked up again by both: those that agree then saw a flow
+ * inserted or removed meanwhile, counted as rechecked); `report` hears of
+ * each mismatch, `progress` of the counts each time the keys checked pass
+ * a power of two.  _validated(): the counts so far. */
 void ovscls_plugin_tail_validate(void (*report)(const char* what),
                                  void (*progress)(uint64_t checked, uint64_t mismatched));
-void ovscls_plugin_tail_validated(uint64_t* checked, uint64_t* mismatched);
+void ovscls_plugin_tail_validated(uint64_t* checked, uint64_t* mismatched, uint64_t* rechecked);
 char* ovscls_plugin_tail_show(void);
 /* One index per dpcls, told of its subtables, rules and rankings, asked
  * per burst for the keys the loop over the first subtables left. */
