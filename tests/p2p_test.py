@@ -4,7 +4,8 @@
 The benchmark itself needs root, hugepages and an OVS-DPDK build, so it is
 not part of tests/run.sh; these check what it relies on: scenario (b)'s
 prefix layout and frames, scenario (e)'s flood traffic, the pcap format,
-the testpmd and pmd-perf-show parsers and the flood table.
+the testpmd and pmd-perf-show parsers and the flood table, the OVN
+scenarios' topology and traffic, and the checking run's verdict.
 """
 import contextlib
 import io
@@ -16,6 +17,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "perf", "p2p"))
 import make_pcaps  # noqa: E402
+import ovn_pipeline  # noqa: E402
 import p2p  # noqa: E402
 
 
@@ -220,6 +222,131 @@ class FloodTable(unittest.TestCase):
         during = next(line for line in text.splitlines() if line.startswith("during "))
         self.assertIn(">24Mc", during)
         self.assertIn("n/a", during)
+
+
+def ipv4_fields(frame):
+    """(src, dst, proto, l4 bytes) of an Ethernet/IPv4 frame."""
+    ihl = (frame[14] & 0xF) * 4
+    total = struct.unpack("!H", frame[16:18])[0]
+    src, dst = struct.unpack("!II", frame[26:34])
+    return src, dst, frame[23], frame[14 + ihl:14 + total]
+
+
+class OvnTraffic(unittest.TestCase):
+    def test_address_set_is_1000_disjoint_prefixes_of_10_1_0_0_16(self):
+        prefixes = ovn_pipeline.allowed_prefixes()
+        self.assertEqual(len(prefixes), 1000)
+        spans = sorted((net, net + (1 << (32 - n))) for net, n in prefixes)
+        for (_, end), (start, _) in zip(spans, spans[1:]):
+            self.assertLessEqual(end, start, "prefixes overlap")
+        for net, n in prefixes:
+            self.assertEqual(net >> 16, ovn_pipeline.ip("10.1.0.0") >> 16)
+            self.assertIn(n, range(26, 31))
+        cmds = ovn_pipeline.nb_commands()
+        as_cmd = next(c for c in cmds if c[:2] == ["create", "Address_Set"])
+        self.assertEqual(as_cmd[3].count("/"), 1000)
+        self.assertEqual(sum(1 for c in cmds if c[0] == "acl-add"), 10)
+        lsps = [c[2] for c in cmds if c[0] == "lsp-add"]
+        self.assertEqual(len(lsps), len(set(lsps)), "logical port names unique")
+        self.assertEqual(len(lsps), 3 + 3 + 2 * ovn_pipeline.UNBOUND_PORTS)
+
+    def test_legitimate_frames_pass_port_security_with_valid_checksums(self):
+        import random
+        rng = random.Random(1)
+        allowed = ovn_pipeline.allowed_prefixes()
+        kinds = set()
+        for i in range(400):
+            frame = ovn_pipeline.legit_frame(i, rng)
+            self.assertEqual(len(frame), 60)
+            self.assertEqual(frame[:6], ovn_pipeline.mac(ovn_pipeline.LRP_A_MAC))
+            self.assertEqual(frame[6:12], ovn_pipeline.mac(ovn_pipeline.A_MAC))
+            src, dst, proto, l4 = ipv4_fields(frame)
+            net, n = allowed[i % len(allowed)]
+            self.assertEqual(src >> (32 - n), net >> (32 - n), "inside its allowed prefix")
+            self.assertEqual(make_pcaps.checksum(frame[14:34]), 0, "IPv4 header checksum")
+            if proto == 6:  # conntrack drops a segment whose checksum is wrong
+                pseudo = struct.pack("!IIBBH", src, dst, 0, 6, len(l4))
+                self.assertEqual(make_pcaps.checksum(pseudo + l4), 0, "TCP checksum")
+            kinds.add((proto, struct.unpack("!H", l4[2:4])[0] if proto == 6 else dst >> 24))
+        self.assertIn((6, 80), kinds)  # the load balancer's VIPs
+
+    def test_scan_walks_2880_pairs_inside_a_vms_network(self):
+        pairs = set()
+        for m in range(ovn_pipeline.TENANT_SCAN):
+            src, dst, proto, l4 = ipv4_fields(ovn_pipeline.scan_frame(m))
+            self.assertEqual(proto, 6)
+            self.assertEqual(dst, ovn_pipeline.ip(ovn_pipeline.T_ADDRESS))
+            self.assertEqual(src >> 16, ovn_pipeline.ip("10.1.0.0") >> 16)
+            pairs.add((src, struct.unpack("!H", l4[2:4])[0]))
+        self.assertEqual(len(pairs), 2880)  # of 4 x 16 x 3 x 16 frames: some meet
+
+    def test_pcaps_hold_the_mix_and_a_few_percent_of_scan(self):
+        with tempfile.TemporaryDirectory() as d:
+            ovn_pipeline.write_pcaps(d, 1000)
+            with open(os.path.join(d, "ovn-tenant-flood-1000.pcap"), "rb") as f:
+                data = f.read()
+            self.assertTrue(os.path.exists(os.path.join(d, "ovn-1000.pcap")))
+        n = scan = 0
+        pos = 24
+        t = ovn_pipeline.ip(ovn_pipeline.T_ADDRESS)
+        while pos < len(data):
+            length = struct.unpack("<I", data[pos + 8:pos + 12])[0]
+            frame = data[pos + 16:pos + 16 + length]
+            n += 1
+            scan += frame[12:14] == b"\x08\x00" and ipv4_fields(frame)[1] == t
+            pos += 16 + length
+        self.assertEqual(n, ovn_pipeline.FLOOD_FRAMES + 1)  # and the ARP reply
+        self.assertEqual(scan, ovn_pipeline.TENANT_SCAN)
+
+    def test_layout_of_an_unpacked_package_and_a_build_tree(self):
+        with tempfile.TemporaryDirectory() as d:
+            with self.assertRaisesRegex(RuntimeError, "neither an unpacked package"):
+                ovn_pipeline.ovn_layout(d)
+            for sub, prog in (("northd", "ovn-northd"), ("controller", "ovn-controller"),
+                              ("utilities", "ovn-nbctl"), ("utilities", "ovn-sbctl")):
+                os.makedirs(os.path.join(d, sub), exist_ok=True)
+                path = os.path.join(d, sub, prog)
+                open(path, "w").close()
+                os.chmod(path, 0o755)
+            programs, share = ovn_pipeline.ovn_layout(d)
+            self.assertEqual(programs["ovn-northd"], os.path.join(d, "northd", "ovn-northd"))
+            self.assertEqual(share, d)
+
+
+class CheckVerdict(unittest.TestCase):
+    AV = "2026-12-07T17:50:10.782Z|{n:05d}|dpif_lookup_autovalidator(pmd-c01/id:8)|ERR|" \
+         "matches_good 0xffffffff != matches_test 0x0 in func {func}"
+    COUNTS = "\n".join([
+        "2026-12-07T17:51:00.000Z|00090|dpif_lookup_autovalidator|INFO|checked 'generic': "
+        "100 subtable lookups against generic, {g} mismatches",
+        "2026-12-07T17:51:00.000Z|00091|dpif_lookup_autovalidator|INFO|checked 'jit_avx2': "
+        "90 subtable lookups against generic, {j} mismatches",
+        "2026-12-07T17:51:00.000Z|00092|dpcls_plugin(pmd-c01/id:8)|INFO|checked "
+        "'tail_index': 32 keys against OVS's loop over the tail, 0 mismatches"])
+
+    def test_a_burst_where_generic_disagreed_with_itself_is_a_race(self):
+        log = "\n".join([self.AV.format(n=17, func="generic"),
+                         self.AV.format(n=18, func="jit_avx2"),
+                         self.COUNTS.format(g=1, j=1)])
+        v = p2p.judge_check(log)
+        self.assertTrue(v["passed"], v)
+        self.assertEqual(v["raced_bursts"], 1)
+        self.assertEqual(v["counts"]["tail_index"], (32, 0))
+
+    def test_a_lookup_disagreeing_alone_fails(self):
+        log = "\n".join([self.AV.format(n=18, func="jit_avx2"), self.COUNTS.format(g=0, j=1)])
+        v = p2p.judge_check(log)
+        self.assertFalse(v["passed"])
+        self.assertEqual(len(v["mismatch_lines"]), 1)
+
+    def test_the_plugins_own_mismatch_and_no_counts_fail(self):
+        line = ("2026-12-07T17:44:27.538Z|00017|dpcls_plugin(pmd-c01/id:8)|ERR|tail_index: "
+                "key 0 of a burst: a miss, OVS's loop over the same subtables: a rule")
+        self.assertFalse(p2p.judge_check(line + "\n" + self.COUNTS.format(g=0, j=0))["passed"])
+        self.assertFalse(p2p.judge_check("nothing logged")["passed"])
+        fused = ("x|00001|dpcls_plugin_validation|INFO|checked 'jit_fused' (fused): 5 keys "
+                 "against OVS's generic over the same subtables, 0 mismatches")
+        self.assertEqual(p2p.check_counts(fused), {"jit_fused (fused)": (5, 0)})
 
 
 if __name__ == "__main__":

@@ -57,12 +57,19 @@ def main(path, out):
     ax.set_ylabel("Mpps (median, min-max)")
     huge = "hugepages" if res.get("hugepages") else "no hugepages (--no-huge)"
     emc = "EMC and SMC off"
-    if any(s["key"] in ("f", "g") for s in scenarios):
-        emc = "SMC off, EMC off but in (f), (g) (OVS's default)"
-    # (f) and (g) have flow counts of their own (1000 and 100000).
-    flows = f"{res['flows']} flows"
+    emc_on = [s["key"] for s in scenarios if s["key"] in ("f", "g", "i")]
+    if emc_on:
+        emc = f"SMC off, EMC off but in ({'), ('.join(emc_on)}) (OVS's default)"
+    # (f) and (g) have flow counts of their own (1000 and 100000), the OVN
+    # scenarios theirs (--ovn-flows).
+    parts = []
+    if any(s["key"] not in ("f", "g", "h", "i") for s in scenarios):
+        parts.append(f"{res['flows']} flows")
     if any(s["key"] == "g" for s in scenarios):
-        flows += ", (g) 100000"
+        parts.append("(g) 100000")
+    if any(s["key"] in ("h", "i") for s in scenarios):
+        parts.append(f"OVN {res.get('ovn_flows', '?')} 5-tuples")
+    flows = ", ".join(parts) or f"{res['flows']} flows"
     ax.set_title(f"OVS-DPDK phy-to-phy, {emc}, {flows}, {huge}", fontsize=10)
     ax.legend(fontsize=8, ncol=len(impls) + 1, loc="upper center")
     ax.grid(axis="y", alpha=0.3)

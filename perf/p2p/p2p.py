@@ -32,6 +32,7 @@ import threading
 import time
 
 import make_pcaps
+import ovn_pipeline
 
 HUGEPAGES = 1024  # 2 MB pages: 2 GB for dpdk-socket-mem
 NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
@@ -108,6 +109,7 @@ class Bench:
         self.undo = []  # cleanup actions, run in reverse order
         self.jit_show = False  # ovs-vswitchd has dpcls-plugin/jit-show (set by start())
         self.huge = True
+        self.traffic_changes = 0  # set_traffic()'s calls: each a new vdev name
 
     # ---- processes ----
     def run(self, *cmd, check=True):
@@ -186,8 +188,9 @@ class Bench:
     def start(self):
         huge_dir = self.huge_dir
         db = os.path.join(self.work, "conf.db")
-        if os.path.exists(db):
-            os.remove(db)
+        for old in (db, os.path.join(self.work, "ovs-vswitchd.log")):  # this run's log only
+            if os.path.exists(old):
+                os.remove(old)
         self.run("ovsdb-tool", "create", db, f"{self.prefix}/share/openvswitch/vswitch.ovsschema")
         self.run("ovsdb-server", db, "--detach", "--no-chdir", "--pidfile", "--log-file",
                  f"--remote=punix:{self.work}/db.sock")
@@ -235,19 +238,38 @@ class Bench:
                 self.undo.pop()()
 
     # ---- ports and traffic ----
-    def set_traffic(self, pcap, serial):
-        """(Re)adds the two ports: dpdk0 replays `pcap` forever, dpdk1
-        receives nothing (an empty pcap) and drops what it transmits.  A new
-        vdev name per change, since DPDK hot-plugs by name."""
+    def set_traffic(self, pcap, iface_ids=(), purge=True):
+        """(Re)adds the ports: dpdk0 replays `pcap` forever, dpdk1 (and
+        dpdk2, ... when `iface_ids` names more) receives nothing (an empty
+        pcap) and drops what it transmits.  `iface_ids`: each port's OVN
+        logical port (external_ids:iface-id), in order.  A new vdev name per
+        change, since DPDK hot-plugs by name.  Then the datapath's flows are
+        purged, unless `purge` is false."""
         empty = os.path.join(self.work, "empty.pcap")
-        for port in ("dpdk0", "dpdk1"):
+        self.traffic_changes += 1
+        ports = [f"dpdk{n}" for n in range(max(2, len(iface_ids)))]
+        for port in ("dpdk0", "dpdk1", "dpdk2"):
             self.run("ovs-vsctl", "--if-exists", "del-port", "br0", port, check=False)
-        for port, ofport, rx, loop in (("dpdk0", 1, pcap, ",infinite_rx=1"),
-                                       ("dpdk1", 2, empty, "")):
+        for n, port in enumerate(ports):
+            rx, loop = (pcap, ",infinite_rx=1") if n == 0 else (empty, "")
+            ids = [f"external_ids:iface-id={iface_ids[n]}"] if iface_ids else []
             self.vsctl("add-port", "br0", port, "--", "set", "Interface", port, "type=dpdk",
-                       f"ofport_request={ofport}",
-                       f"options:dpdk-devargs=net_pcap{serial}{ofport - 1},rx_pcap={rx}{loop}")
-        self.appctl("revalidator/purge")
+                       f"ofport_request={n + 1}", *ids,
+                       f"options:dpdk-devargs=net_pcap{self.traffic_changes}_{n},rx_pcap={rx}{loop}")
+        if purge:
+            self.appctl("revalidator/purge")
+
+    def replay_on_first_port(self, pcap, iface_id):
+        """Replaces dpdk0 (OVN's logical port `iface_id`, OpenFlow port 1)
+        by one that replays `pcap`, in one transaction: the port's binding
+        and OpenFlow port stay what they were, so a controller that has
+        installed its flows changes none of them when the traffic starts."""
+        self.traffic_changes += 1
+        self.vsctl("del-port", "br0", "dpdk0", "--", "add-port", "br0", "dpdk0", "--", "set",
+                   "Interface", "dpdk0", "type=dpdk", "ofport_request=1",
+                   f"external_ids:iface-id={iface_id}",
+                   f"options:dpdk-devargs=net_pcap{self.traffic_changes}_0,rx_pcap={pcap},"
+                   "infinite_rx=1")
 
     def set_emc(self, default):
         """OVS's default EMC insertion (1 in 100 flows), or none (EMC off)."""
@@ -599,13 +621,34 @@ def scenario_prefixes_default(flows):
             f"(b) with OVS's defaults (EMC on, SMC off), {flows} flows", rules)
 
 
+# Scenarios (h), (i), (j): an OVN pipeline (ovn_pipeline.py: the topology
+# and the traffic), programmed by ovn-northd and ovn-controller; EMC off in
+# (h), OVS's default in (i).  (j), the tenant flood: the same traffic, then
+# with tenant T's scan in it (ovn-tenant-flood-FLOWS.pcap), legitimate Mpps
+# before and during.
+OVN_KEYS = {"h", "i", "j"}
+OVN_PORTS = ("a-vm", "b-vm", "t-vm")  # dpdk0, dpdk1, dpdk2
+EMC_DEFAULT.add("i")
+
+
+def scenario_ovn(flows, emc):
+    return (f"ovn-{flows}.pcap",
+            f"OVN pipeline (2 tenants' switches and a router, ACLs, address set of 1000 "
+            f"prefixes, load balancer), {flows} 5-tuples, "
+            + ("EMC on (OVS's default)" if emc else "EMC off"), None)
+
+
 SCENARIOS = {"a": scenario_one_subtable, "b": scenario_prefixes, "c": scenario_normal,
              "d": scenario_pipeline, "e": scenario_flood,
              "f": lambda _flows: scenario_prefixes_default(1000),
-             "g": lambda _flows: scenario_prefixes_default(100000)}
+             "g": lambda _flows: scenario_prefixes_default(100000),
+             "h": lambda flows: scenario_ovn(flows, False),
+             "i": lambda flows: scenario_ovn(flows, True),
+             "j": lambda flows: (f"ovn-tenant-flood-{flows}.pcap", "", None)}
 SHORT_NAMES = {"a": "one subtable (4,1)", "b": "13 subtables (4,2)", "c": "NORMAL (5,0)",
                "d": "2-table pipeline (4,3)", "e": "mask flood",
-               "f": "(b), defaults, 1k flows", "g": "(b), defaults, 100k flows"}
+               "f": "(b), defaults, 1k flows", "g": "(b), defaults, 100k flows",
+               "h": "OVN, EMC off", "i": "OVN, EMC on", "j": "OVN tenant flood"}
 
 
 class Purger(threading.Thread):
@@ -647,33 +690,14 @@ def flood_phase(bench, phase):
     return took, None
 
 
-def run_flood(bench, args, impls, measured, key, serial):
-    """Scenario (e): per round and lookup, a window in each phase."""
-    pcap, title, rules = SCENARIOS[key](args.flows)
-    print(f"p2p: scenario ({key}) {title}", file=sys.stderr)
-    bench.set_flows(rules)
-    bench.set_traffic(os.path.abspath(os.path.join(args.pcaps, pcap)), serial)
-    time.sleep(2)
-    windows = {impl: {ph: [] for ph in FLOOD_PHASES} for impl in measured}
-    for rnd in range(args.rounds):
-        for impl in measured:
-            bench.select(impl, impls)
-            for phase in FLOOD_PHASES:
-                took, end_phase = flood_phase(bench, phase)
-                w = bench.impl_window(impl, args.window)
-                if end_phase:
-                    end_phase()
-                w["reached_s"] = took
-                w["subtables"] = sum(w["lookups_in_use"].values())
-                windows[impl][phase].append(w)
-                print(f"  round {rnd} {impl:>14} {phase:>6}: {w['forwarded_mpps']:.2f} Mpps "
-                      f"legitimate of {w['mpps']:.2f}, worst iteration "
-                      f"<= {w['worst_iteration_us'] or 0:.0f} us, {w['subtables']} subtables "
-                      f"on {w['lookups_in_use']}{w['flags']}", file=sys.stderr)
+def summarize_phases(windows, phases):
+    """{impl: {phase: medians of the counted windows}} of a flood's
+    windows ({impl: {phase: [window]}}), with the legitimate Mpps's ratio
+    to generic's in the same phase."""
     summary = {}
-    for impl, phases in windows.items():
+    for impl, by_phase in windows.items():
         summary[impl] = {}
-        for phase, ws in phases.items():
+        for phase, ws in by_phase.items():
             good = good_windows(ws)
             if not good:
                 summary[impl][phase] = {"not_measured": "no subtable ran it in any window",
@@ -707,14 +731,264 @@ def run_flood(bench, args, impls, measured, key, serial):
                     [w["tail_ranking_hook_mean_us"] for w in good
                      if w.get("tail_ranking_hook_mean_us")] or [0]),
                 "windows_used": len(good), "windows": ws}
-    for phase in FLOOD_PHASES:
+    for phase in phases:
         base = summary.get("generic", {}).get(phase, {}).get("legit_mpps_median")
         for impl in summary:
             r = summary[impl][phase]
             if base and "legit_mpps_median" in r:
                 r["ratio_to_generic"] = r["legit_mpps_median"] / base
+    return summary
+
+
+def run_flood(bench, args, impls, measured, key):
+    """Scenario (e): per round and lookup, a window in each phase."""
+    pcap, title, rules = SCENARIOS[key](args.flows)
+    print(f"p2p: scenario ({key}) {title}", file=sys.stderr)
+    bench.set_flows(rules)
+    bench.set_traffic(os.path.abspath(os.path.join(args.pcaps, pcap)))
+    time.sleep(2)
+    windows = {impl: {ph: [] for ph in FLOOD_PHASES} for impl in measured}
+    for rnd in range(args.rounds):
+        for impl in measured:
+            bench.select(impl, impls)
+            for phase in FLOOD_PHASES:
+                took, end_phase = flood_phase(bench, phase)
+                w = bench.impl_window(impl, args.window)
+                if end_phase:
+                    end_phase()
+                w["reached_s"] = took
+                w["subtables"] = sum(w["lookups_in_use"].values())
+                windows[impl][phase].append(w)
+                print(f"  round {rnd} {impl:>14} {phase:>6}: {w['forwarded_mpps']:.2f} Mpps "
+                      f"legitimate of {w['mpps']:.2f}, worst iteration "
+                      f"<= {w['worst_iteration_us'] or 0:.0f} us, {w['subtables']} subtables "
+                      f"on {w['lookups_in_use']}{w['flags']}", file=sys.stderr)
+    summary = summarize_phases(windows, FLOOD_PHASES)
     return {"key": key, "title": title, "pcap": pcap, "short": SHORT_NAMES[key],
             "rules": len(rules), "phases": list(FLOOD_PHASES), "results": summary}
+
+
+# ---- the OVN scenarios ----
+def start_ovn(bench, args):
+    """NB/SB databases, ovn-northd and ovn-controller on the bench's switch,
+    the topology written and installed (ovn_pipeline.Ovn)."""
+    ovn = ovn_pipeline.Ovn(bench, os.path.abspath(args.ovn))
+    t0 = time.monotonic()
+    bench.undo.append(ovn.stop)  # also what a start that fails half-way started
+    ovn.start()
+    ovn.program()
+    print(f"p2p: OVN: topology written and installed in {time.monotonic() - t0:.0f} s, "
+          f"{ovn.logical_flows()} logical flows", file=sys.stderr)
+    return ovn
+
+
+def ovn_extras(bench, ovn, args, key):
+    """What an OVN scenario made of the switch: OpenFlow rules, logical
+    flows, megaflows and subtables per in_port (at its end, under the last
+    lookup measured); the megaflows written to OUT/ovn-megaflows-KEY.txt
+    (dpctl/dump-flows -m --no-names: the format of tests/corpus/megaflows.txt)."""
+    megaflows = bench.appctl("dpctl/dump-flows", "-m", "--no-names")
+    path = os.path.join(args.out, f"ovn-megaflows-{key}.txt")
+    with open(path, "w") as f:
+        f.write(megaflows)
+    show = bench.appctl("dpif-netdev/subtable-show", "--limit", "1").split("main thread")[0]
+    per_port = {int(p): int(n) for p, n in
+                re.findall(r"^  in_port (\d+) \(.*?\): (\d+) subtables", show, re.M)}
+    return {"openflow_rules": len(bench.ofctl("dump-flows", "br0").splitlines()) - 1,
+            "logical_flows": ovn.logical_flows(),
+            "megaflows": sum(1 for line in megaflows.splitlines() if line.startswith("ufid:")),
+            "subtables_per_port": per_port, "megaflows_file": path}
+
+
+def run_tenant_flood(bench, args, impls, measured, ovn):
+    """Scenario (j): per round, the OVN traffic alone (before) and with
+    tenant T's scan in it (during), a window per lookup in each."""
+    key, flows = "j", args.ovn_flows
+    legit = os.path.abspath(os.path.join(args.pcaps, f"ovn-{flows}.pcap"))
+    flood = os.path.abspath(os.path.join(args.pcaps, f"ovn-tenant-flood-{flows}.pcap"))
+    title = (f"OVN tenant flood: tenant T's scan of its own ACLs "
+             f"({ovn_pipeline.TENANT_SCAN} frames in every {ovn_pipeline.FLOOD_FRAMES}) "
+             f"in (h)'s traffic, EMC off")
+    print(f"p2p: scenario ({key}) {title}", file=sys.stderr)
+    bench.set_emc(False)
+    phases = ("before", "during")
+    windows = {impl: {ph: [] for ph in phases} for impl in measured}
+    extras = {}
+    for rnd in range(args.rounds):
+        for phase, pcap in (("before", legit), ("during", flood)):
+            bench.set_traffic(pcap, OVN_PORTS)
+            ovn.wait_bound(OVN_PORTS)
+            bench.appctl("revalidator/purge")
+            # The scan's megaflows are made by upcalls: wait until the PMD's
+            # subtables stop growing (2 s without a new one, 60 s at most).
+            last, still, t0 = -1, 0.0, time.monotonic()
+            while still < 2 and time.monotonic() - t0 < 60:
+                time.sleep(0.5)
+                n = bench.pmd_subtables()
+                still = still + 0.5 if n == last else 0.0
+                last = n
+            for impl in measured:
+                bench.select(impl, impls)
+                w = bench.impl_window(impl, args.window)
+                w["subtables"] = bench.pmd_subtables()
+                windows[impl][phase].append(w)
+                print(f"  round {rnd} {impl:>14} {phase:>6}: {w['forwarded_mpps']:.2f} Mpps "
+                      f"legitimate of {w['mpps']:.2f}, {w['subtables']} subtables "
+                      f"on {w['lookups_in_use']}{w['flags']}", file=sys.stderr)
+            if rnd == 0:
+                extras[phase] = ovn_extras(bench, ovn, args, f"{key}-{phase}")
+    summary = summarize_phases(windows, phases)
+    for impl in summary:
+        b, d = summary[impl]["before"], summary[impl]["during"]
+        if "legit_mpps_median" in b and "legit_mpps_median" in d:
+            d["kept"] = d["legit_mpps_median"] / b["legit_mpps_median"]
+    return {"key": key, "title": title, "pcap": os.path.basename(flood), "short": SHORT_NAMES[key],
+            "rules": None, "phases": list(phases), "results": summary, "switch": extras}
+
+
+# ---- the checking run (--check) ----
+# The count lines of the checking builds, per lookup: OVS 3.x's
+# autovalidator (the series' patch logs them at exit), the plugin's
+# validation (4.0), the tail index's own check against OVS's loop.
+# A module's name may carry its thread's, "dpcls_plugin(pmd-c01/id:8)".
+THREAD = r"(?:\([^)]*\))?"
+CHECK_LINES = [
+    re.compile(r"\|dpif_lookup_autovalidator" + THREAD + r"\|INFO\|checked '([^']*)': (\d+) \w+ "
+               r"lookups against generic, (\d+) mismatches"),
+    re.compile(r"\|dpcls_plugin_validation" + THREAD + r"\|INFO\|checked '([^']*)': (\d+) keys "
+               r"against OVS's generic, (\d+) mismatches"),
+    re.compile(r"\|dpcls_plugin_validation" + THREAD + r"\|INFO\|checked '([^']*)' \(fused\): "
+               r"(\d+) keys against OVS's generic over the same subtables, (\d+) mismatches"),
+    re.compile(r"\|dpcls_plugin" + THREAD + r"\|INFO\|checked '(tail_index)': (\d+) keys against "
+               r"OVS's loop over the tail, (\d+) mismatches")]
+MISMATCH_LINE = re.compile(r"\|(?:dpcls_plugin_validation|dpif_lookup_autovalidator)" + THREAD
+                           + r"\|ERR\||\|dpcls_plugin" + THREAD + r"\|ERR\|tail_index")
+
+
+def check_counts(log_text):
+    """{lookup: (keys or lookups checked, mismatches)}: each lookup's last
+    count line in an ovs-vswitchd log (fused lookups as "NAME (fused)")."""
+    counts = {}
+    for line in log_text.splitlines():
+        for n, pattern in enumerate(CHECK_LINES):
+            m = pattern.search(line)
+            if m:
+                name = m.group(1) + (" (fused)" if n == 2 else "")
+                counts[name] = (int(m.group(2)), int(m.group(3)))
+    return counts
+
+
+def judge_check(log):
+    """What a checking build's log says: {"counts" (check_counts()),
+    "mismatch_lines" (the first 20 that count), "raced_bursts",
+    "raced_lines", "passed"}."""
+    counts = check_counts(log)
+    mismatch_lines = [line for line in log.splitlines() if MISMATCH_LINE.search(line)]
+    # OVS 3.x's autovalidator runs generic, then each lookup (generic
+    # again among them), on the same keys, without a second look: a burst
+    # in which generic disagreed with itself had a flow inserted or removed
+    # between the calls, and every lookup's disagreement in that burst is
+    # that change's.  Such bursts are reported, not failed; any other
+    # disagreement is a mismatch.  (The plugin's own checks look twice:
+    # their mismatch lines are mismatches.)  A burst: its lines' timestamp
+    # (ms) and thread.
+    def burst(line):
+        return line.split("|ERR|")[0].split("|")[0] + line.split("|")[2]
+    raced = {burst(line) for line in mismatch_lines
+             if "|ERR|" in line and "dpif_lookup_autovalidator" in line
+             and line.endswith("in func generic")}
+    races = [line for line in mismatch_lines
+             if "dpif_lookup_autovalidator" in line and burst(line) in raced]
+    real = [line for line in mismatch_lines if line not in races]
+    race_counts = {}
+    for line in races:
+        name = line.rsplit("in func ", 1)[-1]
+        race_counts[name] = race_counts.get(name, 0) + 1
+    passed = (bool(counts) and not real
+              and all(m <= race_counts.get(name, 0) for name, (_, m) in counts.items()))
+    return {"counts": counts, "mismatch_lines": real[:20], "raced_bursts": len(raced),
+            "raced_lines": races[:8], "passed": passed}
+
+
+def run_check(bench, args, ovn):
+    """The tenant flood's traffic (the OVN mix with tenant T's scan in it)
+    through a checking build's own lookups (no switching: 3.x's
+    autovalidator above all, or 4.0's validation with the plugin's
+    defaults) for 2 x rounds x window seconds; then ovs-vswitchd exits
+    gracefully and its log's counts are read.  No datapath flow is deleted
+    while the traffic flows (set once, no purge): a check runs two lookups
+    of the same keys one after the other, and a flow deleted between them
+    (revalidator/purge) makes them disagree, OVS's own autovalidator
+    reporting generic against generic.  {"counts", "mismatch_lines",
+    "passed"}."""
+    pcap = f"ovn-tenant-flood-{args.ovn_flows}.pcap"
+    seconds = 2 * args.rounds * args.window
+    print(f"p2p: check: {pcap} through the build's own lookups, {seconds:.0f} s",
+          file=sys.stderr)
+    bench.set_emc(False)
+    # The ports bound and OVN's flows installed before the first packet,
+    # then the traffic: no megaflow is made stale (and deleted) by a flow
+    # OVN installs late.
+    bench.set_traffic(os.path.abspath(os.path.join(args.pcaps, pcap)), OVN_PORTS, purge=False)
+    ovn.wait_bound(OVN_PORTS)
+    time.sleep(seconds)
+    print(bench.appctl("dpif-netdev/subtable-show", "--limit", "3"), file=sys.stderr)
+    print(bench.appctl("coverage/show"), file=sys.stderr)
+    ovn.stop()
+    bench.appctl("exit")
+    pidfile = os.path.join(bench.work, "ovs-vswitchd.pid")
+    for _ in range(100):
+        if not os.path.exists(pidfile):
+            break
+        time.sleep(0.1)
+    with open(os.path.join(bench.work, "ovs-vswitchd.log")) as f:
+        log = f.read()
+    return judge_check(log)
+
+
+def measure_scenario(bench, args, impls, measured, key, pcap, title, rules):
+    """Per round, a window per lookup (alternating), on the traffic and
+    rules in place; the medians per lookup and their ratio to generic."""
+    windows = {impl: [] for impl in measured}
+    for rnd in range(args.rounds):
+        for impl in measured:
+            bench.select(impl, impls)
+            w = bench.impl_window(impl, args.window)
+            windows[impl].append(w)
+            print(f"  round {rnd} {impl:>14}: {w['mpps']:.2f} Mpps, "
+                  f"{w['cycles_per_packet']} cycles/pkt, "
+                  f"{w['subtable_lookups_per_hit']:.2f} lookups/hit, "
+                  f"subtables on {w['lookups_in_use']}{w['flags']}", file=sys.stderr)
+    show = bench.appctl("dpif-netdev/subtable-show")
+    summary = {}
+    for impl, ws in windows.items():
+        ran = [w for w in ws if w["ran_impl"]]
+        if not ran:
+            summary[impl] = {"not_measured": "no subtable ran it in any window "
+                             f"(subtables on {ws[-1]['lookups_in_use']})",
+                             "windows": ws}
+            continue
+        good = good_windows(ws)
+        summary[impl] = {
+            "mpps_median": statistics.median(w["mpps"] for w in good),
+            "mpps_min": min(w["mpps"] for w in good),
+            "mpps_max": max(w["mpps"] for w in good),
+            "cycles_per_packet_median":
+                statistics.median(w["cycles_per_packet"] for w in good),
+            "subtable_lookups_per_hit":
+                statistics.median(w["subtable_lookups_per_hit"] for w in good),
+            "megaflow_hit_pct":
+                statistics.median(w["megaflow_hit_pct"] for w in good),
+            "lookups_in_use": ws[-1]["lookups_in_use"],
+            "windows_used": len(good), "windows": ws,
+        }
+    base = summary["generic"]["mpps_median"]
+    for impl in summary:
+        if "mpps_median" in summary[impl]:
+            summary[impl]["ratio_to_generic"] = summary[impl]["mpps_median"] / base
+    return {"key": key, "title": title, "pcap": pcap, "short": SHORT_NAMES[key],
+            "rules": len(rules) if rules else None, "subtable_show": show,
+            "fingerprints": pmd_fingerprints(show), "results": summary}
 
 
 def main():
@@ -726,22 +1000,35 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--flows", type=int, default=1000)
     ap.add_argument("--scenarios", default="a,b,c,d,f,g,e")
+    ap.add_argument("--ovn", default="",
+                    help="the OVN install of scenarios h, i, j (an unpacked package or a "
+                    "build tree: ovn_pipeline.ovn_layout())")
+    ap.add_argument("--ovn-flows", type=int, default=10000,
+                    help="5-tuples of the OVN scenarios' traffic")
+    ap.add_argument("--check", action="store_true",
+                    help="with --ovn: the OVN traffic through a checking build's own "
+                    "lookups, then the counts of its log (0 mismatches to pass)")
     ap.add_argument("--impls", default="",
                     help="measure only these lookups (comma-separated; generic always)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    if (OVN_KEYS & set(args.scenarios.split(",")) or args.check) and not args.ovn:
+        ap.error("scenarios h, i and j and --check need --ovn (perf/p2p/run.sh --ovn gives it)")
 
     bench = Bench(args)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
     results = {"window_s": args.window, "rounds": args.rounds, "flows": args.flows,
-               "scenarios": []}
+               "ovn_flows": args.ovn_flows, "scenarios": []}
+    ovn = None
     try:
         bench.prepare()
         results["hugepages"] = bench.huge
         # The I/O ceiling per traffic, before OVS takes the hugepages.
         results["testpmd_drop_mpps"] = {}
-        for key in args.scenarios.split(","):
-            pcap = SCENARIOS[key](args.flows)[0]
+        if OVN_KEYS & set(args.scenarios.split(",")) or args.check:
+            ovn_pipeline.write_pcaps(args.pcaps, args.ovn_flows)  # a second; never stale
+        for key in ([] if args.check else args.scenarios.split(",")):
+            pcap = SCENARIOS[key](args.ovn_flows if key in OVN_KEYS else args.flows)[0]
             if pcap not in results["testpmd_drop_mpps"]:
                 mpps = bench.testpmd_drop(os.path.abspath(os.path.join(args.pcaps, pcap)))
                 results["testpmd_drop_mpps"][pcap] = mpps
@@ -759,66 +1046,52 @@ def main():
         for impl, why in not_measured.items():
             print(f"p2p: {impl}: n/a, not measured ({why})", file=sys.stderr)
         measured = [i for i in impls if i not in not_measured]
+        if args.check:
+            ovn = start_ovn(bench, args)
+            results["check"] = run_check(bench, args, ovn)
+            ovn = None  # run_check() stopped it
+            args.scenarios = ""
         if args.impls:
             wanted = set(args.impls.split(",")) | {"generic"}
             measured = [i for i in measured if i in wanted]
-        for serial, key in enumerate(args.scenarios.split(",")):
+        for key in filter(None, args.scenarios.split(",")):
+            if ovn and key not in OVN_KEYS:
+                ovn.stop()  # its flows go with the next scenario's del-flows
+                ovn = None
             if key == "e":
-                results["flood"] = run_flood(bench, args, impls, measured, key, serial)
+                results["flood"] = run_flood(bench, args, impls, measured, key)
                 continue
-            pcap, title, rules = SCENARIOS[key](args.flows)
+            if key in OVN_KEYS:
+                if not ovn:
+                    ovn = start_ovn(bench, args)
+                if key == "j":
+                    results["tenant_flood"] = run_tenant_flood(bench, args, impls, measured, ovn)
+                    continue
+            flows = args.ovn_flows if key in OVN_KEYS else args.flows
+            pcap, title, rules = SCENARIOS[key](flows)
             print(f"p2p: scenario ({key}) {title}", file=sys.stderr)
             bench.set_emc(key in EMC_DEFAULT)
-            bench.set_flows(rules)
-            bench.set_traffic(os.path.abspath(os.path.join(args.pcaps, pcap)), serial)
-            time.sleep(2)  # upcalls install the megaflows
-            windows = {impl: [] for impl in measured}
-            for rnd in range(args.rounds):
-                for impl in measured:
-                    bench.select(impl, impls)
-                    w = bench.impl_window(impl, args.window)
-                    windows[impl].append(w)
-                    print(f"  round {rnd} {impl:>14}: {w['mpps']:.2f} Mpps, "
-                          f"{w['cycles_per_packet']} cycles/pkt, "
-                          f"{w['subtable_lookups_per_hit']:.2f} lookups/hit, "
-                          f"subtables on {w['lookups_in_use']}{w['flags']}", file=sys.stderr)
-            show = bench.appctl("dpif-netdev/subtable-show")
-            summary = {}
-            for impl, ws in windows.items():
-                ran = [w for w in ws if w["ran_impl"]]
-                if not ran:
-                    summary[impl] = {"not_measured": "no subtable ran it in any window "
-                                     f"(subtables on {ws[-1]['lookups_in_use']})",
-                                     "windows": ws}
-                    continue
-                good = good_windows(ws)
-                summary[impl] = {
-                    "mpps_median": statistics.median(w["mpps"] for w in good),
-                    "mpps_min": min(w["mpps"] for w in good),
-                    "mpps_max": max(w["mpps"] for w in good),
-                    "cycles_per_packet_median":
-                        statistics.median(w["cycles_per_packet"] for w in good),
-                    "subtable_lookups_per_hit":
-                        statistics.median(w["subtable_lookups_per_hit"] for w in good),
-                    "megaflow_hit_pct":
-                        statistics.median(w["megaflow_hit_pct"] for w in good),
-                    "lookups_in_use": ws[-1]["lookups_in_use"],
-                    "windows_used": len(good), "windows": ws,
-                }
-            base = summary["generic"]["mpps_median"]
-            for impl in summary:
-                if "mpps_median" in summary[impl]:
-                    summary[impl]["ratio_to_generic"] = summary[impl]["mpps_median"] / base
-            results["scenarios"].append({"key": key, "title": title, "pcap": pcap,
-                                         "short": SHORT_NAMES[key],
-                                         "rules": len(rules), "subtable_show": show,
-                                         "fingerprints": pmd_fingerprints(show),
-                                         "results": summary})
+            if key in OVN_KEYS:
+                bench.set_traffic(os.path.abspath(os.path.join(args.pcaps, pcap)), OVN_PORTS)
+                ovn.wait_bound(OVN_PORTS)
+                time.sleep(3)  # upcalls (and conntrack) install the megaflows
+            else:
+                bench.set_flows(rules)
+                bench.set_traffic(os.path.abspath(os.path.join(args.pcaps, pcap)))
+                time.sleep(2)  # upcalls install the megaflows
+            scenario = measure_scenario(bench, args, impls, measured, key, pcap, title, rules)
+            if key in OVN_KEYS:
+                scenario.update(ovn_extras(bench, ovn, args, key))
+            results["scenarios"].append(scenario)
     finally:
+        if ovn:
+            ovn.stop()
         bench.stop()
     with open(os.path.join(args.out, "p2p.json"), "w") as f:
         json.dump(results, f, indent=1)
     print_table(results)
+    if "check" in results and not results["check"]["passed"]:
+        sys.exit(1)
 
 
 def why_not_measured(results, scenario, impl):
@@ -829,8 +1102,7 @@ def why_not_measured(results, scenario, impl):
     return r.get("not_measured") if "mpps_median" not in r else None
 
 
-def print_flood_table(results):
-    f = results["flood"]
+def print_flood_table(results, f):
     impls = [i for i in results["implementations"] if i in f["results"]]
     print(f"({f['key']}) {f['title']}:")
     print("legitimate Mpps forwarded (median of the windows, ratio to generic) and the worst "
@@ -884,7 +1156,32 @@ def print_table(results):
     if results["scenarios"]:
         print_scenario_table(results)
     if "flood" in results:
-        print_flood_table(results)
+        print_flood_table(results, results["flood"])
+    if "check" in results:
+        c = results["check"]
+        print("checked on the OVN traffic (each lookup's last count line in ovs-vswitchd.log):")
+        for name, (n, m) in sorted(c["counts"].items()):
+            print(f"  {name}: {n} checked, {m} mismatches")
+        for line in c["mismatch_lines"]:
+            print(f"  {line}")
+        if c.get("raced_bursts"):
+            print(f"  {c['raced_bursts']} bursts in which OVS's autovalidator found generic "
+                  "disagreeing with itself (a flow inserted or removed between its calls); "
+                  "the disagreements of those bursts are that change's, not counted:")
+            for line in c["raced_lines"]:
+                print(f"    {line}")
+        print(f"check: {'passed' if c['passed'] else 'FAILED'}"
+              + ("" if c["counts"] else " (no count line in the log)"))
+    if "tenant_flood" in results:
+        t = results["tenant_flood"]
+        print_flood_table(results, t)
+        print("the legitimate Mpps kept during the tenant's scan (during / before), per lookup: "
+              + ", ".join(f"{i} {r['during']['kept']:.2f}" for i, r in t["results"].items()
+                          if "kept" in r["during"]))
+        for phase, x in t.get("switch", {}).items():
+            print(f"  {phase}: {x['megaflows']} megaflows, subtables per in_port "
+                  f"{x['subtables_per_port']}, {x['openflow_rules']} OpenFlow rules "
+                  f"({x['megaflows_file']})")
 
 
 def print_scenario_table(results):
@@ -921,6 +1218,10 @@ def print_scenario_table(results):
                           if not why_not_measured(results, s, i) and i in s["results"])
               + ("; PMD fingerprints: " + ", ".join(f"{fp} x{n}" for fp, n in fps.items())
                  if fps else ""))
+        if "megaflows" in s:
+            print(f"      {s['logical_flows']} logical flows, {s['openflow_rules']} OpenFlow "
+                  f"rules, {s['megaflows']} megaflows, subtables per in_port "
+                  f"{s['subtables_per_port']} ({s['megaflows_file']})")
         for i in impls:
             if i not in s["results"] and i not in results.get("not_measured", {}):
                 continue

@@ -78,12 +78,12 @@ def wait_flood(bench, before, timeout=120):
     return last, time.monotonic() - t0
 
 
-def measure_cell(bench, impls, measured, shape, pcap, serial, args):
+def measure_cell(bench, impls, measured, shape, pcap, args):
     flows, block = tse_switch.rules(shape)
     set_prefixes(bench, tse_switch.prefixes(shape))
     bench.set_emc(False)
     bench.set_flows(p2p.ARP_GUARD + flows + [block + ",actions=drop"])
-    bench.set_traffic(os.path.abspath(pcap), serial)
+    bench.set_traffic(os.path.abspath(pcap))
     time.sleep(2)
     calm = bench.pmd_subtables()
     windows = {impl: {"before": [], "during": []} for impl in measured}
@@ -173,7 +173,7 @@ def main():
                 pcap = os.path.join(pcaps, f"cell-{serial}.pcap")
                 frames = tse_switch.frames(shape)
                 make_pcaps.write_pcap(pcap, frames)
-                lookups, made = measure_cell(bench, impls, measured, shape, pcap, serial, args)
+                lookups, made = measure_cell(bench, impls, measured, shape, pcap, args)
                 cell.update(made=len(lookups) == 2, lookups=lookups, frames=len(frames),
                             subtables_during=statistics.median(made) if made else 0,
                             why="" if len(lookups) == 2 else "a lookup ran in no window")
