@@ -154,17 +154,24 @@ def attack_frame(m: int) -> bytes:
     return pad(eth(0x0800) + ipv4(6, dst, tcp, src=src))
 
 
+def interleave(total: int, attacks: int, attack, legit) -> list:
+    """`total` frames: attack(m) at position m * total / attacks for m <
+    `attacks`, legit(k) for the k-th of the others."""
+    frames, m = [], 0
+    for n in range(total):
+        if m < attacks and n * attacks >= m * total:
+            frames.append(attack(m))
+            m += 1
+        else:
+            frames.append(legit(n - m))
+    return frames
+
+
 def flood_frames(order) -> list:
     """FLOOD_FRAMES frames: the legitimate UDP flows of `order`, cycled, and
     attack frame m at position m * FLOOD_FRAMES / FLOOD_MASKS."""
-    frames, m = [], 0
-    for n in range(FLOOD_FRAMES):
-        if m < FLOOD_MASKS and n * FLOOD_MASKS >= m * FLOOD_FRAMES:
-            frames.append(attack_frame(m))
-            m += 1
-        else:
-            frames.append(frame("udp", order[(n - m) % len(order)]))
-    return frames
+    return interleave(FLOOD_FRAMES, FLOOD_MASKS, attack_frame,
+                      lambda k: frame("udp", order[k % len(order)]))
 
 
 def arp_reply() -> bytes:

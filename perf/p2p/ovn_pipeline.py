@@ -48,11 +48,11 @@ ovn-controller) runs under the bench's work folder, stopped by pid.
 import contextlib
 import os
 import random
-import signal
 import struct
 import subprocess
 import time
 
+import daemons
 import make_pcaps
 
 A_MAC, B_MAC, T_MAC = "02:00:00:01:00:01", "02:00:00:02:00:01", "02:00:00:09:00:01"
@@ -222,13 +222,8 @@ def write_pcaps(out, flows):
     random.Random(12).shuffle(legit)
     arp = make_pcaps.arp_reply()
     make_pcaps.write_pcap(os.path.join(out, f"ovn-{flows}.pcap"), legit + [arp])
-    frames, m = [], 0
-    for n in range(FLOOD_FRAMES):
-        if m < TENANT_SCAN and n * TENANT_SCAN >= m * FLOOD_FRAMES:
-            frames.append(scan_frame(m))
-            m += 1
-        else:
-            frames.append(legit[(n - m) % len(legit)])
+    frames = make_pcaps.interleave(FLOOD_FRAMES, TENANT_SCAN, scan_frame,
+                                   lambda k: legit[k % len(legit)])
     make_pcaps.write_pcap(os.path.join(out, f"ovn-tenant-flood-{flows}.pcap"), frames + [arp])
 
 
@@ -329,13 +324,7 @@ class Ovn:
     def stop(self):
         """Stops the daemons (by pid) and unsets the chassis' keys."""
         for pidfile in reversed(self.pidfiles):
-            with contextlib.suppress(OSError, ValueError):
-                pid = int(open(pidfile).read())
-                os.kill(pid, signal.SIGTERM)
-                for _ in range(50):
-                    os.kill(pid, 0)
-                    time.sleep(0.1)
-                os.kill(pid, signal.SIGKILL)
+            daemons.stop_pidfile(pidfile, wait_s=5)
         self.pidfiles = []
         with contextlib.suppress(RuntimeError):
             self.bench.vsctl("remove", "Open_vSwitch", ".", "external_ids", "ovn-remote",

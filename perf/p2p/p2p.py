@@ -31,6 +31,7 @@ import sys
 import threading
 import time
 
+import daemons
 import make_pcaps
 import ovn_pipeline
 
@@ -223,14 +224,7 @@ class Bench:
         self.jit_show = self.jit_ranking() is not None
 
     def kill(self, daemon):
-        pidfile = os.path.join(self.work, f"{daemon}.pid")
-        with contextlib.suppress(OSError, ValueError):
-            pid = int(open(pidfile).read())
-            os.kill(pid, signal.SIGTERM)
-            for _ in range(100):
-                os.kill(pid, 0)
-                time.sleep(0.1)
-            os.kill(pid, signal.SIGKILL)
+        daemons.stop_pidfile(os.path.join(self.work, f"{daemon}.pid"))
 
     def stop(self):
         while self.undo:
