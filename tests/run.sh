@@ -111,7 +111,7 @@ vswitchd-3.1-more | matrix |  600 |  420
 sanitizer-more    | matrix |  330 |  120
 aarch64           | matrix | 1200 |  400
 series-each       | matrix | 3600 | 2400
-ovn               | matrix | 2700 | 2100
+ovn               | matrix | 2200 | 1200
 TABLE
 }
 table_field() {  # table_field LABEL COLUMN (2: part, 3: cold, 4: warm)
