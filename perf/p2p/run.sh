@@ -6,6 +6,7 @@
 #   perf/p2p/run.sh [--ovs ...] --tse [tse_grid.py options: --cells FILE
 #                   --cell SPEC --window S --rounds N]
 #   perf/p2p/run.sh [--ovs 3.1|4.0] --ovn [--check] [p2p.py options]
+#                   (--scenario ovn is the same as --ovn)
 #
 # --ovn runs the OVN scenarios (h, i, j; p2p.py --scenarios picks others
 # too): a topology programmed by a real ovn-northd and ovn-controller onto
@@ -47,9 +48,9 @@ fi
 if [ "${1:-}" = --tse ]; then
     tse=--tse
     shift
-elif [ "${1:-}" = --ovn ]; then
+elif [ "${1:-}" = --ovn ] || [ "${1:-} ${2:-}" = "--scenario ovn" ]; then
     ovn=--ovn
-    shift
+    [ "$1" = --ovn ] && shift || shift 2
     if [ "${1:-}" = --check ]; then
         check=--check
         shift
