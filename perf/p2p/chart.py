@@ -25,7 +25,9 @@ def main(path, out):
     scenarios = res["scenarios"]
     width = 0.8 / len(impls)
     top = 0.0
-    fig, ax = plt.subplots(figsize=(2.2 + 2.0 * len(scenarios), 4.8))
+    # Wide enough for the title and a legend of every lookup, also with few
+    # scenarios (the OVN run has two).
+    fig, ax = plt.subplots(figsize=(max(8.5, 2.2 + 2.0 * len(scenarios)), 4.8))
     for n, impl in enumerate(impls):
         xs, med, lo, hi = [], [], [], []
         for k, s in enumerate(scenarios):
@@ -70,8 +72,8 @@ def main(path, out):
     if any(s["key"] in ("h", "i") for s in scenarios):
         parts.append(f"OVN {res.get('ovn_flows', '?')} 5-tuples")
     flows = ", ".join(parts) or f"{res['flows']} flows"
-    ax.set_title(f"OVS-DPDK phy-to-phy, {emc}, {flows}, {huge}", fontsize=10)
-    ax.legend(fontsize=8, ncol=len(impls) + 1, loc="upper center")
+    ax.set_title(f"OVS-DPDK phy-to-phy, {emc},\n{flows}, {huge}", fontsize=10)
+    ax.legend(fontsize=8, ncol=min(len(impls) + 1, 4), loc="upper center")
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(out + ".png", dpi=110)
