@@ -319,15 +319,20 @@ void validate(const TuplePruningIndex& index, ovscls::TailIndex::View view, uint
         }
     }
     uint32_t bad = disagreeing(keys_map, found, rules, want_found, want);
-    bool numerator_bad = !bad && found == want_found && got != want_lookups;
+    // The numerator is compared when both found the same keys (their rules
+    // may still differ), as before the recheck existed.
+    bool numerator_bad = found == want_found && got != want_lookups;
     if (bad || numerator_bad) {
-        const uint32_t again = bad ? bad : keys_map;
+        // The whole burst again when the numerator is in question: it
+        // counts over every key.
+        const uint32_t again = numerator_bad ? keys_map : bad;
         dpcls_rule *rules2[32] = {}, *want2[32] = {};
         int got2 = 0, want_lookups2 = 0;
         const uint32_t want_found2 = index.loop_over_tail(view, again, keys, want2, &want_lookups2);
         const uint32_t found2 = index.lookup(view, again, keys, rules2, &got2);
         const uint32_t still = disagreeing(again, found2, rules2, want_found2, want2);
-        const bool numerator_still = numerator_bad && !still && got2 != want_lookups2;
+        const bool numerator_still =
+            numerator_bad && found2 == want_found2 && got2 != want_lookups2;
         rechecked.fetch_add(static_cast<uint64_t>(__builtin_popcount(bad & ~still)) +
                                 (numerator_bad && !numerator_still),
                             std::memory_order_relaxed);
