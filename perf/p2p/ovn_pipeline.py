@@ -49,7 +49,6 @@ import contextlib
 import os
 import random
 import struct
-import subprocess
 import time
 
 import daemons
@@ -264,10 +263,7 @@ class Ovn:
         self.pidfiles = []
 
     def run(self, *cmd, check=True):
-        res = subprocess.run(cmd, env=self.env, capture_output=True, text=True)
-        if check and res.returncode:
-            raise RuntimeError(f"{' '.join(cmd[:6])}: {res.stderr.strip() or res.stdout.strip()}")
-        return res.stdout
+        return self.bench.run(*cmd, check=check, env=self.env)  # with OVN's variables
 
     def daemon(self, name, *cmd):
         """Starts a daemon detached, its pidfile and log in the work folder

@@ -113,10 +113,13 @@ class Bench:
         self.traffic_changes = 0  # set_traffic()'s calls: each a new vdev name
 
     # ---- processes ----
-    def run(self, *cmd, check=True):
-        res = subprocess.run(cmd, env=self.env, capture_output=True, text=True)
+    def run(self, *cmd, check=True, env=None):
+        """Runs `cmd` (in the bench's environment, or `env`); its output.
+        With `check`, a failure raises with its first arguments and error."""
+        res = subprocess.run(cmd, env=env or self.env, capture_output=True, text=True)
         if check and res.returncode:
-            raise RuntimeError(f"{' '.join(cmd)}: {res.stderr.strip() or res.stdout.strip()}")
+            shown = " ".join(cmd[:8]) + (" ..." if len(cmd) > 8 else "")
+            raise RuntimeError(f"{shown}: {res.stderr.strip() or res.stdout.strip()}")
         return res.stdout
 
     def appctl(self, *args):
@@ -252,18 +255,6 @@ class Bench:
                        f"options:dpdk-devargs=net_pcap{self.traffic_changes}_{n},rx_pcap={rx}{loop}")
         if purge:
             self.appctl("revalidator/purge")
-
-    def replay_on_first_port(self, pcap, iface_id):
-        """Replaces dpdk0 (OVN's logical port `iface_id`, OpenFlow port 1)
-        by one that replays `pcap`, in one transaction: the port's binding
-        and OpenFlow port stay what they were, so a controller that has
-        installed its flows changes none of them when the traffic starts."""
-        self.traffic_changes += 1
-        self.vsctl("del-port", "br0", "dpdk0", "--", "add-port", "br0", "dpdk0", "--", "set",
-                   "Interface", "dpdk0", "type=dpdk", "ofport_request=1",
-                   f"external_ids:iface-id={iface_id}",
-                   f"options:dpdk-devargs=net_pcap{self.traffic_changes}_0,rx_pcap={pcap},"
-                   "infinite_rx=1")
 
     def set_emc(self, default):
         """OVS's default EMC insertion (1 in 100 flows), or none (EMC off)."""
@@ -810,7 +801,9 @@ def run_tenant_flood(bench, args, impls, measured, ovn):
     extras = {}
     for rnd in range(args.rounds):
         for phase, pcap in (("before", legit), ("during", flood)):
-            bench.set_traffic(pcap, OVN_PORTS)
+            # Purged once OVN has bound the new ports (their megaflows from
+            # before are stale), not also as they are added.
+            bench.set_traffic(pcap, OVN_PORTS, purge=False)
             ovn.wait_bound(OVN_PORTS)
             bench.appctl("revalidator/purge")
             # The scan's megaflows are made by upcalls: wait until the PMD's
@@ -920,14 +913,14 @@ def run_check(bench, args, ovn):
     print(f"p2p: check: {pcap} through the build's own lookups, {seconds:.0f} s",
           file=sys.stderr)
     bench.set_emc(False)
-    # The ports bound and OVN's flows installed before the first packet,
-    # then the traffic: no megaflow is made stale (and deleted) by a flow
-    # OVN installs late.
+    # The traffic starts as the ports are added, before OVN has bound them:
+    # the revalidators then delete the megaflows OVN's flows make stale,
+    # which the checks' second look (and judge_check() for 3.x's
+    # autovalidator) tells from a lookup's mistake.
     bench.set_traffic(os.path.abspath(os.path.join(args.pcaps, pcap)), OVN_PORTS, purge=False)
     ovn.wait_bound(OVN_PORTS)
     time.sleep(seconds)
     print(bench.appctl("dpif-netdev/subtable-show", "--limit", "3"), file=sys.stderr)
-    print(bench.appctl("coverage/show"), file=sys.stderr)
     ovn.stop()
     bench.appctl("exit")
     pidfile = os.path.join(bench.work, "ovs-vswitchd.pid")

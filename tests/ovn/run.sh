@@ -50,7 +50,7 @@ recheck=yes
 case "${1:-}" in
     --no-recheck) recheck=no ;;
     "") ;;
-    -h | --help) sed -n '2,42p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "ovn/run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 esac
 # OVN's test macros: tcpdump for captures, scapy (fmt_pkt and its
